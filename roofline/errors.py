@@ -1,0 +1,81 @@
+"""Exceptions raised by the roofline package.
+
+Every error a user can cause (a bad spec file, an unknown name, an invalid shape) is a
+:class:`RooflineError`; the CLI prints its message and exits with status 2, never a
+traceback.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+class RooflineError(Exception):
+    """Base class: bad input from a user. Raised by every public entry point."""
+
+
+class UnknownNameError(RooflineError, KeyError):
+    """An unknown GPU, recipe, mode or quantity name. Raised by the registries' lookups."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+class ShapeError(RooflineError, ValueError):
+    """A shape that is not positive integers or breaks a recipe's block divisibility."""
+
+
+class UnsupportedError(RooflineError):
+    """A recipe the GPU cannot evaluate: a peak it needs is missing (e.g. fp4 on H100)."""
+
+
+@dataclass(frozen=True)
+class SpecProblem:
+    """One problem found in a spec file; ``severity`` is "error" or "warning"."""
+
+    file: str
+    gpu: str | None
+    key: str | None
+    expected: str
+    received: str
+    severity: str = "error"
+    hint: str = ""
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.gpu:
+            where += f": gpu {self.gpu!r}"
+        if self.key:
+            where += f": key {self.key!r}"
+        text = f"{where}: {self.severity}: expected {self.expected}, received {self.received}"
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+class SpecError(RooflineError):
+    """A spec file with errors; carries every problem found, reported together."""
+
+    def __init__(self, problems: Iterable[SpecProblem]) -> None:
+        self.problems = tuple(problems)
+        errors = [p for p in self.problems if p.severity == "error"]
+        lines = [f"{len(errors)} problem(s) in spec file:"] + [f"  {p}" for p in self.problems]
+        super().__init__("\n".join(lines))
+
+
+def nearest(name: str, choices: Iterable[str]) -> str | None:
+    """The choice closest to ``name`` (case-insensitive), or None when nothing is close."""
+    options = list(choices)
+    lowered = {c.lower(): c for c in options}
+    match = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.5)
+    return lowered[match[0]] if match else None
+
+
+def unknown(kind: str, name: str, choices: Iterable[str]) -> UnknownNameError:
+    """An :class:`UnknownNameError` listing the valid choices and the nearest one."""
+    options = sorted(choices)
+    message = f"unknown {kind} {name!r}; valid: {', '.join(options)}"
+    guess = nearest(name, options)
+    if guess:
+        message += f". Did you mean {guess!r}?"
+    return UnknownNameError(message)

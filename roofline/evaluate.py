@@ -1,0 +1,248 @@
+"""Evaluate models over arrays of shapes with compiled expressions.
+
+Each model's terms are compiled once (``sympy.lambdify`` to numpy, with common
+subexpressions shared) with the hardware parameters as arguments, so one compiled model
+serves every GPU and a call evaluates millions of shapes at numpy speed. Never
+``subs`` per shape: that is the slow path the benchmark compares against.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sympy
+
+from roofline.capability import HypotheticalWarning, Support, require
+from roofline.errors import ShapeError
+from roofline.formulas import Quantity, RooflineModel, build_model
+from roofline.recipes import Mode, Recipe, get_recipe
+from roofline.specs import GpuSpec, SpecDatabase, load_specs
+from roofline.symbols import HARDWARE_SYMBOLS, SHAPE_SYMBOLS
+
+TRAINING_COLUMNS: tuple[str, ...] = (
+    "fwd_M",
+    "fwd_K",
+    "fwd_N",
+    "r_bf16_gemm_s",
+    "r_fp8_gemm_s",
+    "r_fp8_ovhd_s",
+    "r_fp8_gemm_and_ovhd_s",
+    "r_fp8_gemm_and_ovhd_spdp",
+)
+# torchao's inference script puts the bf16 overhead between the GEMM and fp8 overhead.
+INFERENCE_COLUMNS: tuple[str, ...] = (
+    *TRAINING_COLUMNS[:5],
+    "r_bf16_ovhd_s",
+    *TRAINING_COLUMNS[5:],
+)
+
+#: Column -> the quantity it reports (shape columns excluded).
+COLUMN_QUANTITIES: dict[str, Quantity] = {
+    "r_bf16_gemm_s": Quantity.BF16_GEMM,
+    "r_fp8_gemm_s": Quantity.LOWP_GEMM,
+    "r_bf16_ovhd_s": Quantity.BF16_OVERHEAD,
+    "r_fp8_ovhd_s": Quantity.OVERHEAD,
+    "r_fp8_gemm_and_ovhd_spdp": Quantity.SPEEDUP,
+}
+
+
+def columns_for(mode: Mode | str) -> tuple[str, ...]:
+    """The output columns of ``mode``, in torchao's order."""
+    return INFERENCE_COLUMNS if Mode.parse(mode) is Mode.INFERENCE else TRAINING_COLUMNS
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    """A model whose terms are compiled to one numpy function."""
+
+    model: RooflineModel
+    _fn: Any
+
+    def term_times(
+        self, gpu: GpuSpec, m: np.ndarray, k: np.ndarray, n: np.ndarray
+    ) -> dict[str, np.ndarray]:
+        """Seconds per term (GEMM or kernel), keyed by the term's stable key."""
+        hardware = gpu.hardware_values()
+        # A parameter the model does not use may be absent (fp4 on an fp8-only GPU).
+        args = [hardware.get(hw.spec_key, np.nan) for hw in HARDWARE_SYMBOLS]
+        results = self._fn(m, k, n, *args)
+        shape = np.broadcast(m, k, n).shape
+        return {
+            term.key: np.broadcast_to(np.asarray(value, dtype=np.float64), shape)
+            for term, value in zip(self.model.terms, results, strict=True)
+        }
+
+    def totals(self, times: dict[str, np.ndarray]) -> dict[Quantity, np.ndarray]:
+        """Sum the term times into the model's quantities, speedup included."""
+        totals: dict[Quantity, np.ndarray] = {}
+        for term in self.model.terms:
+            value = times[term.key]
+            totals[term.quantity] = (
+                totals[term.quantity] + value if term.quantity in totals else value.copy()
+            )
+        zero = np.zeros_like(totals[Quantity.BF16_GEMM])
+        baseline = totals[Quantity.BF16_GEMM] + totals.get(Quantity.BF16_OVERHEAD, zero)
+        totals.setdefault(Quantity.BF16_OVERHEAD, zero)
+        totals[Quantity.SPEEDUP] = baseline / (
+            totals[Quantity.LOWP_GEMM] + totals[Quantity.OVERHEAD]
+        )
+        return totals
+
+
+@functools.cache
+def _compile(mode: Mode, recipe: Recipe, fusion: bool) -> CompiledModel:
+    model = build_model(mode, recipe, fusion)
+    args = [*SHAPE_SYMBOLS, *(hw.symbol for hw in HARDWARE_SYMBOLS)]
+    exprs = [term.expr for term in model.terms]
+    fn = sympy.lambdify(args, exprs, modules="numpy", cse=True)
+    return CompiledModel(model, fn)
+
+
+def compile_model(mode: Mode | str, recipe: Recipe | str, fusion: bool = False) -> CompiledModel:
+    """The compiled model for (mode, recipe, fusion); compiled once per process."""
+    mode = Mode.parse(mode)
+    return _compile(mode, get_recipe(recipe, mode), bool(fusion))
+
+
+def as_shape_array(name: str, values: Any) -> np.ndarray:
+    """``values`` as a float64 array of positive integers; ShapeError names the dimension."""
+    array = np.asarray(values)
+    if (
+        array.dtype == object
+        or not np.issubdtype(array.dtype, np.number)
+        or np.issubdtype(array.dtype, np.complexfloating)
+        or array.dtype == np.bool_
+    ):
+        raise ShapeError(f"shape dimension {name} must be positive integers, got {values!r}")
+    if array.size:
+        bad = ~np.isfinite(array) | (array <= 0) | (array != np.round(array))
+        if np.any(bad):
+            first = array[bad].flat[0]
+            raise ShapeError(f"shape dimension {name} must be positive integers, got {first!r}")
+    return array.astype(np.float64)
+
+
+def check_divisibility(recipe: Recipe, dims: dict[str, np.ndarray]) -> None:
+    """Raise ShapeError when a shape breaks the recipe's block divisibility."""
+    for dim, multiple in recipe.divisibility:
+        values = dims[dim]
+        bad = np.mod(values, multiple) != 0
+        if np.any(bad):
+            first = int(values[bad].flat[0])
+            raise ShapeError(
+                f"recipe {recipe.name} needs {dim} to be a multiple of {multiple}; "
+                f"got {dim}={first}"
+            )
+
+
+@functools.cache
+def _load_cached(path: str | None, stamp: tuple[int, int] | None) -> SpecDatabase:
+    return load_specs(path)
+
+
+def resolve_specs(specs: str | os.PathLike[str] | SpecDatabase | None) -> SpecDatabase:
+    """A loaded database from a path, an already-loaded database, or None (bundled)."""
+    if isinstance(specs, SpecDatabase):
+        return specs
+    if specs is None:
+        return _load_cached(None, None)
+    path = Path(specs)
+    try:
+        stat = path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        stamp = None  # load_specs reports the unreadable file
+    return _load_cached(str(path), stamp)
+
+
+def resolve_gpu(gpu: str | GpuSpec, specs: str | os.PathLike[str] | SpecDatabase | None) -> GpuSpec:
+    """The GpuSpec for a name (exact or device-name prefix) or a GpuSpec itself."""
+    if isinstance(gpu, GpuSpec):
+        return gpu
+    return resolve_specs(specs).find(gpu)
+
+
+def evaluate(
+    gpu: str | GpuSpec,
+    mode: Mode | str,
+    recipe: Recipe | str,
+    M: Any,
+    K: Any,
+    N: Any,
+    *,
+    fusion: bool = False,
+    specs: str | os.PathLike[str] | SpecDatabase | None = None,
+) -> dict[str, np.ndarray]:
+    """Roofline columns for every shape, keyed by the CLI's (torchao's) column names.
+
+    ``M``, ``K`` and ``N`` are scalars or arrays of positive integers (broadcast
+    together). ``specs`` is a spec-file path, or None for the bundled database. A
+    recipe the GPU lacks natively warns with :class:`HypotheticalWarning`; one whose
+    formats the GPU cannot compute raises :class:`~roofline.errors.UnsupportedError`.
+    """
+    mode = Mode.parse(mode)
+    recipe = get_recipe(recipe, mode)
+    spec = resolve_gpu(gpu, specs)
+    verdict = require(spec, recipe, mode)
+    if verdict.support is Support.HYPOTHETICAL:
+        warnings.warn(verdict.reason, HypotheticalWarning, stacklevel=2)
+    return evaluate_columns(spec, mode, recipe, M, K, N, fusion=fusion)
+
+
+def evaluate_columns(
+    spec: GpuSpec, mode: Mode, recipe: Recipe, M: Any, K: Any, N: Any, *, fusion: bool = False
+) -> dict[str, np.ndarray]:
+    """:func:`evaluate` without lookups, capability checks or warnings (callers did them)."""
+    m, k, n = np.broadcast_arrays(
+        as_shape_array("M", M), as_shape_array("K", K), as_shape_array("N", N)
+    )
+    check_divisibility(recipe, {"M": m, "K": k, "N": n})
+    compiled = _compile(mode, recipe, bool(fusion))
+    totals = compiled.totals(compiled.term_times(spec, m, k, n))
+    out: dict[str, np.ndarray] = {
+        "fwd_M": m.astype(np.int64),
+        "fwd_K": k.astype(np.int64),
+        "fwd_N": n.astype(np.int64),
+    }
+    for column in columns_for(mode)[3:]:
+        if column == "r_fp8_gemm_and_ovhd_s":
+            out[column] = totals[Quantity.LOWP_GEMM] + totals[Quantity.OVERHEAD]
+        else:
+            out[column] = totals[COLUMN_QUANTITIES[column]]
+    return out
+
+
+def evaluate_terms(
+    spec: GpuSpec,
+    mode: Mode | str,
+    recipe: Recipe | str,
+    M: Any,
+    K: Any,
+    N: Any,
+    *,
+    fusion: bool = False,
+) -> dict[str, np.ndarray]:
+    """Seconds per GEMM and cast kernel (the breakdown behind the columns)."""
+    mode = Mode.parse(mode)
+    recipe = get_recipe(recipe, mode)
+    m, k, n = np.broadcast_arrays(
+        as_shape_array("M", M), as_shape_array("K", K), as_shape_array("N", N)
+    )
+    check_divisibility(recipe, {"M": m, "K": k, "N": n})
+    return _compile(mode, recipe, bool(fusion)).term_times(spec, m, k, n)
+
+
+def shapes_to_arrays(shapes: Sequence[tuple[int, int, int]]) -> tuple[np.ndarray, ...]:
+    """Split (M, K, N) triples into three int64 arrays."""
+    if not shapes:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    array = np.asarray(shapes, dtype=np.int64).reshape(-1, 3)
+    return array[:, 0], array[:, 1], array[:, 2]

@@ -1,0 +1,242 @@
+"""The roofline formulas, built once per (mode, recipe, fusion) in symbolic form.
+
+A GEMM takes the longest of its compute time, its memory time and the launch floor; a
+cast kernel takes the longer of its memory time and the launch floor. A model is the
+list of these terms, each tagged with the quantity it adds to:
+
+* ``bf16_gemm``: the bf16 baseline's GEMMs (three in training, one in inference);
+* ``lowp_gemm``: the same GEMMs in the recipe's formats;
+* ``overhead``: the recipe's cast kernels;
+* ``bf16_overhead``: inference with fusion modelling only: the activation kernel the bf16
+  baseline pays and the low-precision path fuses into its quantize kernel.
+
+``speedup = (bf16_gemm + bf16_overhead) / (lowp_gemm + overhead)``.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from dataclasses import dataclass
+
+import sympy
+
+from roofline.recipes import BF16, CastKernel, Format, Gemm, Mode, Recipe, Role, get_recipe
+from roofline.symbols import DIM0, DIM1, ETA_GEMM, ETA_MEM, MEM_BW, T_LAUNCH, K, M, N
+
+#: Bumped whenever any formula changes, so pages and reports can say which model
+#: produced a number. Format: <torchao release matched>.<project revision>.
+MODEL_VERSION = "torchao-0.18/r1"
+
+
+class Quantity(enum.StrEnum):
+    """A named total the model reports (the CLI's ``--quantity``)."""
+
+    SPEEDUP = "speedup"
+    BF16_GEMM = "bf16_gemm"
+    LOWP_GEMM = "lowp_gemm"
+    OVERHEAD = "overhead"
+    BF16_OVERHEAD = "bf16_overhead"
+
+
+#: Symbols standing for each total, for the structured (paper-style) speedup formula.
+QUANTITY_SYMBOLS: dict[Quantity, sympy.Symbol] = {
+    Quantity.BF16_GEMM: sympy.Symbol("T_bf16_gemm", positive=True),
+    Quantity.LOWP_GEMM: sympy.Symbol("T_lowp_gemm", positive=True),
+    Quantity.OVERHEAD: sympy.Symbol("T_cast", positive=True),
+    Quantity.BF16_OVERHEAD: sympy.Symbol("T_bf16_act", positive=True),
+}
+QUANTITY_LATEX: dict[sympy.Symbol, str] = {
+    QUANTITY_SYMBOLS[Quantity.BF16_GEMM]: r"T_{\mathrm{gemm}}^{\mathrm{bf16}}",
+    QUANTITY_SYMBOLS[Quantity.LOWP_GEMM]: r"T_{\mathrm{gemm}}^{\mathrm{lowp}}",
+    QUANTITY_SYMBOLS[Quantity.OVERHEAD]: r"T_{\mathrm{cast}}",
+    QUANTITY_SYMBOLS[Quantity.BF16_OVERHEAD]: r"T_{\mathrm{act}}^{\mathrm{bf16}}",
+}
+
+# The (m, k, n) of each training GEMM, in the layer's M, K, N.
+GEMM_DIMS: dict[Gemm, tuple[sympy.Symbol, sympy.Symbol, sympy.Symbol]] = {
+    Gemm.OUTPUT: (M, K, N),
+    Gemm.GRAD_INPUT: (M, N, K),
+    Gemm.GRAD_WEIGHT: (K, M, N),
+}
+# The (d_0, d_1) of each cast tensor.
+ROLE_DIMS: dict[Role, tuple[sympy.Symbol, sympy.Symbol]] = {
+    Role.INPUT: (M, K),
+    Role.WEIGHT: (K, N),
+    Role.GRAD_OUTPUT: (M, N),
+}
+
+
+def memory_time(bytes_moved: sympy.Expr) -> sympy.Expr:
+    """Seconds to move ``bytes_moved`` at the achievable memory bandwidth."""
+    return bytes_moved / (ETA_MEM.symbol * MEM_BW.symbol)
+
+
+@dataclass(frozen=True)
+class GemmTime:
+    """The three candidate times of one GEMM; the GEMM takes the longest."""
+
+    compute: sympy.Expr
+    memory: sympy.Expr
+
+    @property
+    def total(self) -> sympy.Expr:
+        """max(compute, memory, launch floor)."""
+        return sympy.Max(self.compute, self.memory, T_LAUNCH.symbol)
+
+
+def gemm_time(
+    m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, scale_block: int | None
+) -> GemmTime:
+    """An m x k @ k x n GEMM with operands in ``fmt`` and a bf16 output.
+
+    With ``scale_block``, the GEMM also reads one one-byte scale per ``scale_block``
+    operand elements, counted as torchao does: floor of the summed operand size.
+    """
+    flops = 2 * m * k * n
+    compute = flops / (ETA_GEMM.symbol * fmt.peak.symbol)
+    operand_elements = m * k + k * n
+    if scale_block is not None:
+        operand_elements = operand_elements + sympy.floor(operand_elements / scale_block)
+    bytes_moved = fmt.bytes_per_element * operand_elements + BF16.bytes_per_element * m * n
+    return GemmTime(compute, memory_time(bytes_moved))
+
+
+def cast_kernel_time(kernel: CastKernel, fused: bool) -> sympy.Expr:
+    """max(bytes / achievable bandwidth, launch floor) for one cast kernel."""
+    d0, d1 = ROLE_DIMS[kernel.role]
+    bytes_moved = kernel.bytes_moved(fused).xreplace({DIM0: d0, DIM1: d1})
+    return sympy.Max(memory_time(bytes_moved), T_LAUNCH.symbol)
+
+
+def bf16_activation_time() -> sympy.Expr:
+    """The bf16 baseline's activation kernel in inference: read and write M x K in bf16."""
+    bytes_moved = 2 * BF16.bytes_per_element * M * K
+    return sympy.Max(memory_time(bytes_moved), T_LAUNCH.symbol)
+
+
+@dataclass(frozen=True)
+class Term:
+    """One GEMM or kernel of a model: a stable key, a label and its time expression."""
+
+    key: str
+    label: str
+    quantity: Quantity
+    expr: sympy.Expr
+    gemm: GemmTime | None = None  # set for GEMM terms, to classify them as bound
+
+    @property
+    def is_gemm(self) -> bool:
+        """True for GEMMs, False for cast kernels."""
+        return self.gemm is not None
+
+
+@dataclass(frozen=True)
+class RooflineModel:
+    """All terms of one (mode, recipe, fusion) model, in symbolic form."""
+
+    mode: Mode
+    recipe: Recipe
+    fusion: bool
+    terms: tuple[Term, ...]
+
+    def total(self, quantity: Quantity) -> sympy.Expr:
+        """The sum of the terms in ``quantity``; the speedup for ``Quantity.SPEEDUP``."""
+        if quantity is Quantity.SPEEDUP:
+            return self.speedup
+        return sympy.Add(*(t.expr for t in self.terms if t.quantity is quantity))
+
+    @property
+    def speedup(self) -> sympy.Expr:
+        """(bf16 GEMMs + bf16 activation) / (low-precision GEMMs + cast kernels)."""
+        return self.structured_speedup.xreplace(
+            {QUANTITY_SYMBOLS[q]: self.total(q) for q in QUANTITY_SYMBOLS}
+        )
+
+    @property
+    def structured_speedup(self) -> sympy.Expr:
+        """The speedup in the totals' symbols (T_gemm^bf16 ...), as a paper writes it."""
+        t = QUANTITY_SYMBOLS
+        baseline = t[Quantity.BF16_GEMM]
+        if self.has_bf16_overhead:
+            baseline = baseline + t[Quantity.BF16_OVERHEAD]
+        return baseline / (t[Quantity.LOWP_GEMM] + t[Quantity.OVERHEAD])
+
+    @property
+    def has_bf16_overhead(self) -> bool:
+        """True when the bf16 baseline pays an activation kernel (inference + fusion)."""
+        return any(t.quantity is Quantity.BF16_OVERHEAD for t in self.terms)
+
+    def quantities(self) -> tuple[Quantity, ...]:
+        """The quantities this model reports, speedup first."""
+        present = [q for q in Quantity if q is Quantity.SPEEDUP or self._has(q)]
+        return tuple(present)
+
+    def _has(self, quantity: Quantity) -> bool:
+        return any(t.quantity is quantity for t in self.terms)
+
+
+def _gemm_terms(mode: Mode, recipe: Recipe) -> list[Term]:
+    plan = recipe.plan(mode)
+    terms = []
+    for gemm, fmt in plan.gemm_formats.items():
+        m, k, n = GEMM_DIMS[gemm]
+        shape = f"{m}x{k} @ {k}x{n}"
+        base = gemm_time(m, k, n, BF16, None)
+        terms.append(
+            Term(
+                f"gemm.{gemm}.bf16",
+                f"{gemm} GEMM, bf16 ({shape})",
+                Quantity.BF16_GEMM,
+                base.total,
+                base,
+            )
+        )
+        scale_block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
+        lowp = gemm_time(m, k, n, fmt, scale_block)
+        terms.append(
+            Term(
+                f"gemm.{gemm}.lowp",
+                f"{gemm} GEMM, {fmt.name} ({shape})",
+                Quantity.LOWP_GEMM,
+                lowp.total,
+                lowp,
+            )
+        )
+    return terms
+
+
+def _cast_terms(mode: Mode, recipe: Recipe, fusion: bool) -> list[Term]:
+    # Training fusion lets the first read of input and grad_output ride on the op that
+    # produced them; inference fusion moves the activation into the quantize kernel,
+    # which torchao models as unchanged traffic (the bf16 side pays the activation).
+    counts: dict[Role, int] = {}
+    terms = []
+    for kernel in recipe.plan(mode).kernels:
+        fused = fusion and mode is Mode.TRAINING and kernel.role is not Role.WEIGHT
+        counts[kernel.role] = counts.get(kernel.role, 0) + 1
+        key = f"cast.{kernel.role}.{counts[kernel.role]}"
+        label = f"{kernel.role}: {kernel.description}"
+        terms.append(Term(key, label, Quantity.OVERHEAD, cast_kernel_time(kernel, fused)))
+    return terms
+
+
+def build_model(mode: Mode | str, recipe: Recipe | str, fusion: bool = False) -> RooflineModel:
+    """The symbolic model for ``recipe`` in ``mode``; cached, so built once per process."""
+    mode = Mode.parse(mode)
+    return _build_model(mode, get_recipe(recipe, mode), bool(fusion))
+
+
+@functools.cache
+def _build_model(mode: Mode, recipe: Recipe, fusion: bool) -> RooflineModel:
+    terms = _gemm_terms(mode, recipe) + _cast_terms(mode, recipe, fusion)
+    if mode is Mode.INFERENCE and fusion:
+        terms.append(
+            Term(
+                "act.input.bf16",
+                "bf16 activation kernel (read + write M x K)",
+                Quantity.BF16_OVERHEAD,
+                bf16_activation_time(),
+            )
+        )
+    return RooflineModel(mode, recipe, fusion, tuple(terms))

@@ -1,0 +1,61 @@
+"""LaTeX for the model's formulas, printed by sympy from the evaluated expressions.
+
+``symbolic`` prints a formula in named symbols (``P_{\\mathrm{bf16}}``, ``\\eta_{\\mathrm{mem}}``);
+``instantiated`` substitutes one GPU's numbers, kept apart from each other (not folded
+into one constant) and printed with 4 significant digits, so a reader can see which
+figure went where.
+"""
+
+from __future__ import annotations
+
+import sympy
+from sympy.printing.latex import LatexPrinter
+
+from roofline.formulas import QUANTITY_LATEX
+from roofline.specs import GpuSpec
+from roofline.symbols import HARDWARE_SYMBOLS, LATEX_NAMES
+
+SIGNIFICANT_DIGITS = 4
+
+
+def format_number_latex(value: float, digits: int = SIGNIFICANT_DIGITS) -> str:
+    """``2.4 \\cdot 10^{12}`` style: at most ``digits`` significant digits, no trailing zeros."""
+    text = f"{value:.{digits}g}"
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    power = f"10^{{{int(exponent)}}}"
+    return power if mantissa == "1" else rf"{mantissa} \cdot {power}"
+
+
+class _Printer(LatexPrinter):
+    """sympy's LaTeX printer with short floats and the project's symbol names."""
+
+    def _print_Float(self, expr: sympy.Float) -> str:
+        return format_number_latex(float(expr))
+
+
+_NAMES = {**LATEX_NAMES, **QUANTITY_LATEX}
+
+
+def symbolic(expr: sympy.Expr) -> str:
+    """The formula in the model's named symbols."""
+    return _Printer({"symbol_names": _NAMES}).doprint(expr)
+
+
+def instantiated(expr: sympy.Expr, gpu: GpuSpec) -> str:
+    """The formula with ``gpu``'s figures in place of the hardware symbols.
+
+    Each figure replaces its symbol as a stand-in symbol printed as the number, so the
+    figures stay apart (``0.92 \\cdot 2.4 \\cdot 10^{12}``) instead of folding into
+    one opaque constant, and the formula keeps its symbolic shape.
+    """
+    values = gpu.hardware_values()
+    names = dict(_NAMES)
+    stand_ins = {}
+    for hw in HARDWARE_SYMBOLS:
+        if hw.spec_key in values:
+            stand_in = sympy.Symbol(f"value_{hw.symbol.name}", positive=True)
+            stand_ins[hw.symbol] = stand_in
+            names[stand_in] = format_number_latex(values[hw.spec_key])
+    return _Printer({"symbol_names": names}).doprint(expr.xreplace(stand_ins))

@@ -28,6 +28,7 @@ from roofline.shapes import GENERATORS, Shape, generate, parse_shape, parse_shap
 from roofline.specs import load_specs
 
 EXIT_BAD_INPUT = 2
+EXIT_WARNINGS = 1
 
 
 def _add_model_args(parser: argparse.ArgumentParser) -> None:
@@ -275,11 +276,22 @@ def cmd_specs_list(args: argparse.Namespace) -> int:
 
 
 def cmd_specs_check(args: argparse.Namespace) -> int:
-    """``roofline specs check``: lint; problems go to stderr and fail the command."""
+    """``roofline specs check``: lint; errors exit 2, warnings alone exit 1.
+
+    Loading for ``eval`` only prints warnings; ``check`` is the gate a spec change must
+    pass, so a likely mix-up (sparse fp8, fp4 below fp8) fails it too.
+    """
     specs = load_specs(args.file)
     for warning in specs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    print(f"ok: {specs.origin}: {len(specs)} GPUs, {len(specs.warnings)} warning(s)")
+    if specs.warnings:
+        print(
+            f"{specs.origin}: {len(specs.warnings)} warning(s); fix them or note why in the "
+            "entry's notes and correct the figure",
+            file=sys.stderr,
+        )
+        return EXIT_WARNINGS
+    print(f"ok: {specs.origin}: {len(specs)} GPUs, no problems")
     return 0
 
 

@@ -197,7 +197,9 @@ GPU_KEYS: dict[str, KeySpec] = {
 }
 TOP_KEYS = {
     "schema_version": "format version, 1",
-    "kernel_launch_overhead_s": f"launch floor of every kernel, seconds; default {DEFAULT_LAUNCH_OVERHEAD_S}",
+    "kernel_launch_overhead_s": (
+        f"launch floor of every kernel, seconds; default {DEFAULT_LAUNCH_OVERHEAD_S}"
+    ),
     "gpu": "array of GPU tables",
 }
 SOURCE_KEYS = ("url", "read_on", "figures", "note")
@@ -352,7 +354,9 @@ class _Linter:
                     key,
                     "a fraction in (0, 1]",
                     _describe(value),
-                    "write 0.78, not 78" if value > 1 else "",
+                    f"a percentage? write {value / 100:g} for {value:g}%"
+                    if 1 < value <= 100
+                    else "",
                 )
         self._check_ratios(gpu, entry)
 

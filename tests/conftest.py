@@ -1,0 +1,30 @@
+"""Shared fixtures: paths to test data and the bundled database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from roofline import SpecDatabase, load_specs
+
+DATA = Path(__file__).parent / "data"
+BROKEN = DATA / "broken"
+
+
+@pytest.fixture(scope="session")
+def bundled() -> SpecDatabase:
+    """The bundled spec database."""
+    return load_specs()
+
+
+@pytest.fixture()
+def spec_file(tmp_path: Path):
+    """Write TOML text to a temporary spec file and return its path."""
+
+    def write(text: str, name: str = "specs.toml") -> Path:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    return write

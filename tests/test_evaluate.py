@@ -1,0 +1,135 @@
+"""Vectorized evaluation: agreement with exact sympy, shapes, capabilities."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import sympy
+
+from roofline import (
+    HypotheticalWarning,
+    ShapeError,
+    UnsupportedError,
+    build_model,
+    evaluate,
+    load_specs,
+)
+from roofline.evaluate import INFERENCE_COLUMNS, TRAINING_COLUMNS, evaluate_terms
+from roofline.formulas import Quantity
+from roofline.recipes import RECIPE_LIST
+from roofline.symbols import HARDWARE_SYMBOLS, K, M, N
+
+CASES = [(r.name, mode.value) for r in RECIPE_LIST for mode in r.modes]
+
+
+def _exact(expr: sympy.Expr, gpu, shape: tuple[int, int, int]) -> float:
+    """Exact rational evaluation: hardware figures as Rationals, then evalf."""
+    hw = gpu.hardware_values()
+    numbers = {
+        h.symbol: sympy.Rational(repr(hw[h.spec_key])) for h in HARDWARE_SYMBOLS if h.spec_key in hw
+    }
+    concrete = expr.xreplace(numbers).xreplace(dict(zip((M, K, N), shape, strict=True)))
+    return float(concrete.evalf(30))
+
+
+@pytest.mark.parametrize(("recipe", "mode"), CASES)
+@pytest.mark.parametrize("fusion", [False, True])
+def test_compiled_equals_exact_sympy(bundled, recipe, mode, fusion):
+    gpu = bundled["NVIDIA B200"]
+    model = build_model(mode, recipe, fusion)
+    shapes = [(16384, 8192, 1280), (96, 4224, 2176)]  # blockwise needs K, N % 128 == 0
+    m, k, n = (np.array(col) for col in zip(*shapes, strict=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HypotheticalWarning)
+        got = evaluate(gpu, mode, recipe, m, k, n, fusion=fusion)
+    for i, shape in enumerate(shapes):
+        for column, quantity in [
+            ("r_bf16_gemm_s", Quantity.BF16_GEMM),
+            ("r_fp8_gemm_s", Quantity.LOWP_GEMM),
+            ("r_fp8_ovhd_s", Quantity.OVERHEAD),
+            ("r_fp8_gemm_and_ovhd_spdp", Quantity.SPEEDUP),
+        ]:
+            exact = _exact(model.total(quantity), gpu, shape)
+            assert got[column][i] == pytest.approx(exact, rel=1e-12, abs=0)
+
+
+def test_columns_per_mode(bundled):
+    train = evaluate("NVIDIA H100", "training", "rowwise", 1024, 1024, 1024)
+    infer = evaluate("NVIDIA H100", "inference", "rowwise", 1024, 1024, 1024)
+    assert tuple(train) == TRAINING_COLUMNS
+    assert tuple(infer) == INFERENCE_COLUMNS
+    assert infer["r_bf16_ovhd_s"] == 0.0
+
+
+def test_inference_fusion_charges_the_bf16_baseline():
+    out = evaluate("NVIDIA H100", "inference", "rowwise", 16384, 8192, 8192, fusion=True)
+    act_s = 4 * 16384 * 8192 / (2.4e12 * 0.92)
+    assert out["r_bf16_ovhd_s"] == pytest.approx(act_s, rel=1e-14)
+    speedup = (out["r_bf16_gemm_s"] + out["r_bf16_ovhd_s"]) / out["r_fp8_gemm_and_ovhd_s"]
+    assert out["r_fp8_gemm_and_ovhd_spdp"] == pytest.approx(speedup, rel=1e-14)
+
+
+def test_broadcasting_and_scalars():
+    out = evaluate("NVIDIA H100", "training", "tensorwise", [1024, 2048, 4096], 4096, 4096)
+    assert out["r_bf16_gemm_s"].shape == (3,)
+    assert list(out["fwd_K"]) == [4096] * 3
+
+
+@pytest.mark.parametrize("bad", [0, -5, 3.5, "x", [1, 0], np.nan])
+def test_bad_shapes_name_the_dimension(bad):
+    with pytest.raises(ShapeError, match="shape dimension K"):
+        evaluate("NVIDIA H100", "training", "tensorwise", 1024, bad, 1024)
+
+
+def test_blockwise_divisibility_names_the_shape():
+    with pytest.raises(ShapeError, match="multiple of 128; got K=1000"):
+        evaluate("NVIDIA H100", "training", "blockwise", 1024, 1000, 1024)
+
+
+def test_missing_format_is_a_clear_error():
+    with pytest.raises(UnsupportedError, match="needs fp4, which NVIDIA H100 does not have"):
+        evaluate("NVIDIA H100", "training", "mxfp4_cutlass", 1024, 1024, 1024)
+    with pytest.raises(UnsupportedError, match="needs fp8, which NVIDIA A100 SXM"):
+        evaluate("NVIDIA A100 SXM", "inference", "rowwise", 1024, 1024, 1024)
+
+
+def test_hypothetical_recipes_warn():
+    with pytest.warns(HypotheticalWarning, match="no native mxfp8"):
+        evaluate("NVIDIA H100", "training", "mxfp8_cublas", 1024, 1024, 1024)
+
+
+def test_specs_path(tmp_path):
+    path = tmp_path / "one.toml"
+    path.write_text(
+        '[[gpu]]\nname = "Half H100"\nbf16_peak_tops = 494.5e12\nfp8_peak_tops = 989e12\n'
+        "peak_mem_bw_bytes_sec = 1.2e12\n"
+    )
+    half = evaluate("half h100", "training", "rowwise", 16384, 16384, 16384, specs=path)
+    full = evaluate("NVIDIA H100", "training", "rowwise", 16384, 16384, 16384)
+    # Every rate halved: every time doubles (well above the launch floor).
+    assert half["r_bf16_gemm_s"] == pytest.approx(2 * full["r_bf16_gemm_s"], rel=1e-12)
+
+
+def test_terms_sum_to_the_columns(bundled):
+    gpu = bundled["NVIDIA B200"]
+    terms = evaluate_terms(gpu, "training", "mxfp8_cublas", 8192, 4096, 4096)
+    cols = evaluate(gpu, "training", "mxfp8_cublas", 8192, 4096, 4096)
+    ovhd = sum(v for k, v in terms.items() if k.startswith("cast."))
+    assert ovhd == pytest.approx(cols["r_fp8_ovhd_s"], rel=1e-14)
+
+
+def test_million_shapes_evaluate():
+    rng = np.random.default_rng(0)
+    m, k, n = (rng.integers(1, 1 << 16, 1_000_000) for _ in range(3))
+    out = evaluate("NVIDIA H100", "training", "tensorwise", m, k, n)
+    assert out["r_fp8_gemm_and_ovhd_spdp"].shape == (1_000_000,)
+    assert np.all(np.isfinite(out["r_fp8_gemm_and_ovhd_spdp"]))
+
+
+def test_bundled_specs_loaded_once():
+    assert load_specs() is not load_specs()  # load_specs reads afresh...
+    from roofline.evaluate import resolve_specs
+
+    assert resolve_specs(None) is resolve_specs(None)  # ...evaluate caches

@@ -24,7 +24,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 def test_table_is_the_default(capsys):
     code, out, _ = run(capsys, "eval", *GPU, "--recipe", "rowwise", "--shape", "1024,2048,4096")
     assert code == 0
-    header, rule, row = out.splitlines()
+    header, _rule, row = out.splitlines()
     assert header.split() == [
         "fwd_M", "fwd_K", "fwd_N", "r_bf16_gemm_s", "r_fp8_gemm_s", "r_fp8_ovhd_s",
         "r_fp8_gemm_and_ovhd_s", "r_fp8_gemm_and_ovhd_spdp",

@@ -43,7 +43,7 @@ def test_parse_shape():
 
 
 def test_csv_errors_name_origin_and_line():
-    with pytest.raises(RooflineError, match="shapes.csv: line 1: expected a header"):
+    with pytest.raises(RooflineError, match=r"shapes\.csv: line 1: expected a header"):
         parse_shapes_csv("a,b,c\n1,2,3\n", "shapes.csv")
-    with pytest.raises(ShapeError, match="shapes.csv: line 2: column N"):
+    with pytest.raises(ShapeError, match=r"shapes\.csv: line 2: column N"):
         parse_shapes_csv("M,K,N\n1,2,zero\n", "shapes.csv")

@@ -1,0 +1,101 @@
+"""Where this model departs from torchao, and what no roofline here captures.
+
+Data, not prose in a page: the README summarises it and the site's methodology page
+renders it, so both say the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Note:
+    """One deviation or limitation: a title, the reason, and where it comes from."""
+
+    title: str
+    reason: str
+    reference: str = ""
+
+
+#: Differences from the 2025-11 reference (torchao roofline utils), each with its reason.
+DEVIATIONS: tuple[Note, ...] = (
+    Note(
+        "NVFP4 inference quantize kernels follow torchao 0.18",
+        "The reference modelled every nvfp4* recipe as one cast writing an extra 4-byte "
+        "scale. torchao 0.18 models dynamic nvfp4 as an amax read plus the cast (summed into "
+        "one kernel, one launch floor) and nvfp4_static / nvfp4_no_global_scale as one cast "
+        "without the extra bytes. torchao corrected it; we follow the correction.",
+        "torchao 0.18 roofline_utils.get_inference_tensor_memory_traffic_ovhd_s",
+    ),
+    Note(
+        "Inference fusion modelling",
+        "With --fusion in inference the bf16 baseline pays an activation kernel that reads "
+        "and writes M x K in bf16 (column r_bf16_ovhd_s), which the low-precision path fuses "
+        "into its quantize kernel. The reference had no inference fusion; torchao 0.18 does.",
+        "torchao 0.18 get_inference_bf16_activation_mem_sympy",
+    ),
+    Note(
+        "Blockwise fp8 training",
+        "Added from torchao 0.18: six quantize kernels (1x128 activation and gradient "
+        "scales, 128x128 weight scales), three fp8 GEMMs whose scale reads are ignored; K and "
+        "N must be multiples of 128.",
+        "torchao 0.18 get_blockwise_float8_mem_sympy",
+    ),
+    Note(
+        "B200 bandwidth 7.672 TB/s",
+        "The reference used the marketed 8.0 TB/s; CUDA 13 reports a 7680-bit bus at "
+        "3.996 GHz (x2 for DDR): 7680 / 8 B x 3.996e9 x 2 = 7.672e12 B/s, as torchao now uses.",
+        "pytorch/ao PR #4002",
+    ),
+    Note(
+        "RTX 5090 bandwidth corrected and efficiencies assumed",
+        "The reference's 1.792e15 B/s is 1000x too large (1.792 TB/s is right) and its entry "
+        "has no efficiency fractions, so the reference raised KeyError. The bundled entry "
+        "uses 1.792e12 and H100's measured fractions, flagged as assumed.",
+        "NVIDIA RTX Blackwell GPU architecture whitepaper, appendix A",
+    ),
+    Note(
+        "Entries without efficiencies default to H100's, flagged assumed",
+        "Any spec entry lacking pct_achievable_gemm_tops / pct_achievable_mem_bw gets "
+        "torchao's H100 measurement (0.78 / 0.92) and is labelled 'assumed' wherever shown, "
+        "instead of failing.",
+    ),
+    Note(
+        "Recipe names are checked",
+        "The reference's inference path took any name starting with mxfp8 / mxfp4 / nvfp4. "
+        "Here a name must be registered (mxfp4 is an alias of mxfp4_cutlass); an unknown "
+        "name is an error that lists the valid ones.",
+    ),
+)
+
+#: What the roofline does not capture (shown beside every estimate's method).
+LIMITATIONS: tuple[Note, ...] = (
+    Note(
+        "Small shapes are optimistic",
+        "Below about 1k x 1k x 1k the model undercounts GEMM time by around 2x (tile "
+        "quantisation, wave effects, launch latency beyond the 2 us floor).",
+        "torchao roofline_utils comment",
+    ),
+    Note(
+        "No activation checkpointing",
+        "Training counts one forward and one backward; recomputation is not modelled.",
+    ),
+    Note(
+        "No float8 all-gather",
+        "Communication is out of scope: no distributed-training traffic, including the "
+        "float8 all-gather of sharded weights.",
+    ),
+    Note(
+        "fp4 GEMM scale reads counted at fp4 width",
+        "For fp4 GEMMs torchao multiplies the one-byte block scales by the fp4 element size "
+        "(0.5 B), undercounting scale traffic by 2x. Kept for parity with torchao; its effect "
+        "is under 2% of GEMM bytes.",
+        "torchao roofline_utils.get_individual_gemm_time_sympy",
+    ),
+    Note(
+        "Efficiencies are per GPU constants",
+        "The achievable fractions of peak do not vary with shape, and most are copied from "
+        "the H100 measurement (labelled assumed).",
+    ),
+)

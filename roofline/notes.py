@@ -89,8 +89,8 @@ LIMITATIONS: tuple[Note, ...] = (
     Note(
         "fp4 GEMM scale reads counted at fp4 width",
         "For fp4 GEMMs torchao multiplies the one-byte block scales by the fp4 element size "
-        "(0.5 B), undercounting scale traffic by 2x. Kept for parity with torchao; its effect "
-        "is under 2% of GEMM bytes.",
+        "(0.5 B), undercounting scale traffic by 2x. Kept for parity with torchao; the missing "
+        "bytes are 1/32 (MX) or 1/16 (NV) of the fp4 operand bytes.",
         "torchao roofline_utils.get_individual_gemm_time_sympy",
     ),
     Note(

@@ -25,7 +25,7 @@ from roofline.evaluate import columns_for, evaluate, resolve_gpu, resolve_specs
 from roofline.formulas import MODEL_VERSION, Quantity, build_model
 from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.shapes import GENERATORS, Shape, generate, parse_shape, parse_shapes_csv
-from roofline.specs import load_specs
+from roofline.specs import json_schema, load_specs
 
 EXIT_BAD_INPUT = 2
 EXIT_WARNINGS = 1
@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
         p = sp_sub.add_parser(action, help=text)
         p.add_argument("file", nargs="?", help="spec file (default: bundled database)")
         p.set_defaults(func=func)
+
+    schema = sp_sub.add_parser("schema", help="print the spec file's JSON Schema")
+    schema.set_defaults(func=cmd_specs_schema)
 
     rc = sub.add_parser("recipes", help="list the recipes")
     rc.set_defaults(func=cmd_recipes)
@@ -292,6 +295,12 @@ def cmd_specs_check(args: argparse.Namespace) -> int:
         )
         return EXIT_WARNINGS
     print(f"ok: {specs.origin}: {len(specs)} GPUs, no problems")
+    return 0
+
+
+def cmd_specs_schema(args: argparse.Namespace) -> int:
+    """``roofline specs schema``: the JSON Schema of spec files."""
+    print(json.dumps(json_schema(), indent=2))
     return 0
 
 

@@ -147,3 +147,8 @@ def test_console_script_runs_without_torch_import():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_specs_schema_is_json(capsys):
+    code, out, _ = run(capsys, "specs", "schema")
+    assert code == 0 and json.loads(out)["title"] == "Roofline Atlas GPU spec file"

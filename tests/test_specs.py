@@ -199,3 +199,17 @@ def test_json_schema_describes_every_key(bundled):
         "bf16_peak_tops",
         "peak_mem_bw_bytes_sec",
     ]
+
+
+def test_bundled_file_validates_against_the_published_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    import tomllib
+    from importlib import resources
+
+    text = resources.files("roofline").joinpath("data/gpus.toml").read_text("utf-8")
+    document = json.loads(json.dumps(tomllib.loads(text), default=str))  # dates as strings
+    jsonschema.validate(document, json_schema())
+    broken = json.loads(json.dumps(document))
+    broken["gpu"][0]["peak_mem_bw_bytes_sec"] = 1.792e15
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(broken, json_schema())

@@ -26,6 +26,7 @@ from roofline.formulas import MODEL_VERSION, Quantity, build_model
 from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.shapes import GENERATORS, Shape, generate, parse_shape, parse_shapes_csv
 from roofline.specs import json_schema, load_specs
+from roofline.symbols import HARDWARE_SYMBOLS
 
 EXIT_BAD_INPUT = 2
 EXIT_WARNINGS = 1
@@ -90,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
         p = sp_sub.add_parser(action, help=text)
         p.add_argument("file", nargs="?", help="spec file (default: bundled database)")
         p.set_defaults(func=func)
+
+    show = sp_sub.add_parser("show", help="one GPU's figures with sources and efficiency basis")
+    show.add_argument("gpu", help="GPU name or device name")
+    show.add_argument("--specs", metavar="FILE", help="spec file (default: bundled database)")
+    show.set_defaults(func=cmd_specs_show)
 
     schema = sp_sub.add_parser("schema", help="print the spec file's JSON Schema")
     schema.set_defaults(func=cmd_specs_schema)
@@ -295,6 +301,31 @@ def cmd_specs_check(args: argparse.Namespace) -> int:
         )
         return EXIT_WARNINGS
     print(f"ok: {specs.origin}: {len(specs)} GPUs, no problems")
+    return 0
+
+
+def cmd_specs_show(args: argparse.Namespace) -> int:
+    """``roofline specs show``: one GPU's figures, provenance and capabilities."""
+    gpu = resolve_specs(args.specs).find(args.gpu)
+    print(f"{gpu.name}  ({gpu.vendor} {gpu.architecture}, {gpu.sku})".replace(" ,", ""))
+    for hw in HARDWARE_SYMBOLS:
+        value = gpu.value(hw.spec_key)
+        unit = "" if hw.unit == "1" else f" {hw.unit}"
+        shown = "absent" if value is None else f"{value:.6g}{unit}"
+        print(f"  {hw.spec_key:26} {shown}")
+    print(f"  efficiency basis           {gpu.efficiency_basis}")
+    if gpu.efficiency_reference:
+        print(f"  efficiency reference       {gpu.efficiency_reference}")
+    print(f"  peaks                      {gpu.peak_basis}, {gpu.accumulate_dtype} accumulate")
+    print(f"  native formats             {', '.join(gpu.native_formats) or 'none'}")
+    if gpu.derivation:
+        print(f"  derivation                 {gpu.derivation}")
+    print("  sources:")
+    for source in gpu.source_records:
+        read = f" (read {source.read_on})" if source.read_on else ""
+        print(f"    {source.url}{read}: {', '.join(source.figures)}")
+    if gpu.notes:
+        print(f"  notes: {gpu.notes}")
     return 0
 
 

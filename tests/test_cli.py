@@ -152,3 +152,10 @@ def test_console_script_runs_without_torch_import():
 def test_specs_schema_is_json(capsys):
     code, out, _ = run(capsys, "specs", "schema")
     assert code == 0 and json.loads(out)["title"] == "Roofline Atlas GPU spec file"
+
+
+def test_specs_show_prints_sources_and_basis(capsys):
+    code, out, _ = run(capsys, "specs", "show", "NVIDIA H200")
+    assert code == 0
+    assert "efficiency basis           assumed" in out
+    assert "https://" in out and "read 2026-" in out

@@ -165,10 +165,15 @@ _BF16 = BF16.bytes_per_element
 _ZERO = sympy.Integer(0)
 
 
+# Descriptions name the cast tensor x_...; each role's kernels show its own letter.
+_TENSOR_LETTER = {Role.INPUT: "x_", Role.WEIGHT: "w_", Role.GRAD_OUTPUT: "g_"}
+
+
 def _kernel(
     role: Role, description: str, read: sympy.Expr, write: sympy.Expr, fusable: bool = False
 ) -> CastKernel:
-    return CastKernel(role, description, sympy.sympify(read), sympy.sympify(write), fusable)
+    text = description.replace("x_", _TENSOR_LETTER[role])
+    return CastKernel(role, text, sympy.sympify(read), sympy.sympify(write), fusable)
 
 
 def _bf16_to(

@@ -1,0 +1,62 @@
+"""Constants of the site: grids, canonical shapes, slugs and paths."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from roofline.recipes import Mode
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DOCS_DIR = REPO_ROOT / "docs"
+GENERATED_DIRNAME = "generated"
+MKDOCS_YML = REPO_ROOT / "mkdocs.yml"
+
+#: The shape the home page and the GPU pages quote first.
+CANONICAL_M = 8192
+CANONICAL_KN = 4096
+
+#: K = N values of the break-even table and of the speedup-vs-M curves.
+BREAK_EVEN_KN: tuple[int, ...] = (1024, 2048, 4096, 8192, 16384)
+
+#: Shapes of the stacked time breakdown, (M, K, N).
+BREAKDOWN_SHAPES: tuple[tuple[int, int, int], ...] = (
+    (1024, 1024, 1024),
+    (4096, 4096, 4096),
+    (8192, 4096, 4096),
+    (16384, 8192, 8192),
+)
+
+MODES: tuple[Mode, ...] = (Mode.TRAINING, Mode.INFERENCE)
+
+
+def _round_to(values: np.ndarray, multiple: int) -> np.ndarray:
+    return np.maximum(multiple, np.round(values / multiple) * multiple)
+
+
+#: Heatmap / decision-map axes: log2 steps of 1/4 octave.
+HEAT_M_LOG2 = np.arange(8.0, 16.0 + 1e-9, 0.25)  # M = 256 ... 65536
+HEAT_KN_LOG2 = np.arange(9.0, 15.0 + 1e-9, 0.25)  # K = N = 512 ... 32768
+HEAT_M = _round_to(2.0**HEAT_M_LOG2, 16)
+HEAT_KN = _round_to(2.0**HEAT_KN_LOG2, 128)  # blockwise needs multiples of 128
+
+#: Speedup-vs-M curves and break-even search: 1/16 octave from 16 to 262144.
+CURVE_M = np.unique(np.round(2.0 ** np.arange(4.0, 18.0 + 1e-9, 1 / 16)))
+
+
+def slug(text: str) -> str:
+    """Lower-case, dash-separated: ``NVIDIA H100 SXM`` -> ``nvidia-h100-sxm``."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def recipe_page_name(mode: Mode, recipe: str) -> str:
+    """File stem of a GPU x mode x recipe page, e.g. ``training-rowwise``."""
+    return f"{mode.value}-{recipe}"
+
+
+def formula_id(mode: Mode, recipe: str, quantity: str, gpu: str | None = None) -> str:
+    """Stable anchor id of a formula: ``f-[<gpu-slug>-]<mode>-<recipe>-<quantity>``."""
+    parts = ["f"] + ([slug(gpu)] if gpu else []) + [mode.value, recipe, quantity]
+    return "-".join(p.replace("_", "-") for p in parts)

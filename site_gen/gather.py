@@ -1,0 +1,229 @@
+"""Stage 1: evaluate every GPU x mode x recipe x fusion over the site's grids, once.
+
+Each combination is one vectorized call over the concatenation of every point any page
+needs (heatmap grid, curves, pow2, llama, canonical shape); the results are sliced back
+into typed records. Nothing here prints or writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from roofline.capability import Capability, Support, classify
+from roofline.evaluate import compile_model, evaluate_columns, evaluate_terms
+from roofline.recipes import RECIPE_LIST, Mode, Recipe
+from roofline.shapes import Shape, llama, pow2
+from roofline.specs import GpuSpec, SpecDatabase
+from site_gen import config
+
+Columns = dict[str, np.ndarray]
+FUSIONS: tuple[bool, ...] = (False, True)
+
+
+@dataclass(frozen=True)
+class ShapeSet:
+    """A named list of shapes evaluated for tables."""
+
+    name: str
+    shapes: tuple[Shape, ...]
+
+
+def table_sets() -> tuple[ShapeSet, ...]:
+    """The shape sets every GPU x recipe page tabulates."""
+    canonical = Shape(config.CANONICAL_M, config.CANONICAL_KN, config.CANONICAL_KN, "canonical")
+    return (
+        ShapeSet("canonical", (canonical,)),
+        ShapeSet("llama", tuple(llama())),
+        ShapeSet("pow2", tuple(pow2())),
+    )
+
+
+@dataclass
+class RecipeResult:
+    """Everything the site shows for one GPU x mode x recipe."""
+
+    gpu: GpuSpec
+    mode: Mode
+    recipe: Recipe
+    capability: Capability
+    heat: np.ndarray | None = None  # speedup, shape (len(HEAT_KN), len(HEAT_M)), unfused
+    curves: dict[int, np.ndarray] = field(default_factory=dict)  # K=N -> speedup over CURVE_M
+    curves_fused: dict[int, np.ndarray] = field(default_factory=dict)
+    tables: dict[tuple[str, bool], Columns] = field(default_factory=dict)  # (set, fusion)
+    term_times: dict[str, np.ndarray] = field(default_factory=dict)  # over BREAKDOWN_SHAPES
+
+    @property
+    def computable(self) -> bool:
+        """False when the GPU lacks a format the formulas need."""
+        return self.capability.support is not Support.IMPOSSIBLE
+
+    @property
+    def native(self) -> bool:
+        """True when the hardware runs the recipe's format."""
+        return self.capability.support is Support.NATIVE
+
+    def table(self, name: str, fusion: bool = False) -> Columns:
+        """The columns of shape set ``name``."""
+        return self.tables[(name, fusion)]
+
+    def speedup_at(self, name: str, fusion: bool = False) -> np.ndarray:
+        """Speedups of shape set ``name``."""
+        return self.table(name, fusion)["r_fp8_gemm_and_ovhd_spdp"]
+
+    def aggregate_speedup(self, name: str, fusion: bool = False) -> float:
+        """Summed bf16 time over summed low-precision time across a shape set."""
+        cols = self.table(name, fusion)
+        baseline = cols["r_bf16_gemm_s"] + cols.get("r_bf16_ovhd_s", 0.0)
+        return float(np.sum(baseline) / np.sum(cols["r_fp8_gemm_and_ovhd_s"]))
+
+
+@dataclass
+class Atlas:
+    """The gathered results: the spec database and one RecipeResult per combination."""
+
+    specs: SpecDatabase
+    results: dict[tuple[str, Mode, str], RecipeResult]
+
+    @property
+    def gpus(self) -> list[GpuSpec]:
+        """GPUs in spec-file order."""
+        return list(self.specs.values())
+
+    def recipes(self, mode: Mode) -> list[Recipe]:
+        """Recipes modelled in ``mode``, in registry order."""
+        return [r for r in RECIPE_LIST if mode in r.plans]
+
+    def get(self, gpu: str, mode: Mode, recipe: str) -> RecipeResult:
+        """The result for one combination."""
+        return self.results[(gpu, mode, recipe)]
+
+    def for_gpu(self, gpu: str, mode: Mode) -> list[RecipeResult]:
+        """All recipes of ``mode`` on ``gpu``."""
+        return [self.get(gpu, mode, r.name) for r in self.recipes(mode)]
+
+
+def _points(sets: tuple[ShapeSet, ...]) -> tuple[np.ndarray, np.ndarray, list[slice]]:
+    """All (M, K=N or K, N) points of one call and the slices that cut them apart."""
+    heat_m, heat_kn = np.meshgrid(config.HEAT_M, config.HEAT_KN)
+    blocks_m = [heat_m.ravel()]
+    blocks_k = [heat_kn.ravel()]
+    blocks_n = [heat_kn.ravel()]
+    for kn in config.BREAK_EVEN_KN:
+        blocks_m.append(config.CURVE_M)
+        blocks_k.append(np.full_like(config.CURVE_M, kn))
+        blocks_n.append(np.full_like(config.CURVE_M, kn))
+    for shape_set in sets:
+        blocks_m.append(np.array([s.M for s in shape_set.shapes], dtype=float))
+        blocks_k.append(np.array([s.K for s in shape_set.shapes], dtype=float))
+        blocks_n.append(np.array([s.N for s in shape_set.shapes], dtype=float))
+    slices, start = [], 0
+    for block in blocks_m:
+        slices.append(slice(start, start + len(block)))
+        start += len(block)
+    m = np.concatenate(blocks_m)
+    return m, (np.concatenate(blocks_k), np.concatenate(blocks_n)), slices
+
+
+def _cut(columns: Columns, part: slice) -> Columns:
+    return {k: v[part] for k, v in columns.items()}
+
+
+def gather_one(gpu: GpuSpec, mode: Mode, recipe: Recipe) -> RecipeResult:
+    """Evaluate one GPU x mode x recipe (both fusion settings)."""
+    result = RecipeResult(gpu, mode, recipe, classify(gpu, recipe, mode))
+    if not result.computable:
+        return result
+    sets = table_sets()
+    m, (k, n), slices = _points(sets)
+    n_curves = len(config.BREAK_EVEN_KN)
+    for fusion in FUSIONS:
+        cols = evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion)
+        speedup = cols["r_fp8_gemm_and_ovhd_spdp"]
+        curves = {
+            kn: speedup[slices[1 + i]] for i, kn in enumerate(config.BREAK_EVEN_KN)
+        }
+        if fusion:
+            result.curves_fused = curves
+        else:
+            result.heat = speedup[slices[0]].reshape(len(config.HEAT_KN), len(config.HEAT_M))
+            result.curves = curves
+        for i, shape_set in enumerate(sets):
+            result.tables[(shape_set.name, fusion)] = _cut(cols, slices[1 + n_curves + i])
+    bm, bk, bn = (np.array(v, dtype=float) for v in zip(*config.BREAKDOWN_SHAPES, strict=True))
+    result.term_times = evaluate_terms(gpu, mode, recipe, bm, bk, bn)
+    return result
+
+
+def compile_all() -> None:
+    """Compile every (mode, recipe, fusion) model once (the costly part of gathering)."""
+    for mode in config.MODES:
+        for recipe in RECIPE_LIST:
+            if mode in recipe.plans:
+                for fusion in FUSIONS:
+                    compile_model(mode, recipe, fusion)
+
+
+def gather(specs: SpecDatabase) -> Atlas:
+    """Evaluate every GPU x mode x recipe x fusion of ``specs``."""
+    compile_all()
+    results = {}
+    for gpu in specs.values():
+        for mode in config.MODES:
+            for recipe in RECIPE_LIST:
+                if mode in recipe.plans:
+                    results[(gpu.name, mode, recipe.name)] = gather_one(gpu, mode, recipe)
+    return Atlas(specs, results)
+
+
+# -- derived views -------------------------------------------------------------------
+
+
+def break_even_m(speedup: np.ndarray, m: np.ndarray = config.CURVE_M) -> float | None:
+    """Smallest M from which speedup stays >= 1 (log-interpolated); None if never.
+
+    Returns ``-inf`` when speedup is >= 1 over the whole range (below its first M).
+    """
+    above = speedup >= 1.0
+    if not above[-1]:
+        return None
+    if above.all():
+        return float("-inf")
+    last_below = int(np.nonzero(~above)[0][-1])
+    s0, s1 = speedup[last_below], speedup[last_below + 1]
+    x0, x1 = np.log2(m[last_below]), np.log2(m[last_below + 1])
+    frac = (1.0 - s0) / (s1 - s0) if s1 != s0 else 1.0
+    return float(2.0 ** (x0 + frac * (x1 - x0)))
+
+
+@dataclass(frozen=True)
+class DecisionMap:
+    """The fastest native recipe per heatmap cell; index -1 means stay in bf16."""
+
+    mode: Mode
+    recipes: tuple[str, ...]  # the native candidates
+    best: np.ndarray  # int, shape of the heat grid
+    best_speedup: np.ndarray
+
+
+def decision_map(atlas: Atlas, gpu: str, mode: Mode) -> DecisionMap:
+    """Best native recipe per (K=N, M) cell of ``gpu`` in ``mode``."""
+    native = [r for r in atlas.for_gpu(gpu, mode) if r.native]
+    shape = (len(config.HEAT_KN), len(config.HEAT_M))
+    if not native:
+        return DecisionMap(mode, (), np.full(shape, -1), np.ones(shape))
+    stack = np.stack([r.heat for r in native])
+    best = np.argmax(stack, axis=0)
+    best_speedup = np.max(stack, axis=0)
+    best = np.where(best_speedup > 1.0, best, -1)
+    return DecisionMap(mode, tuple(r.recipe.name for r in native), best, best_speedup)
+
+
+def best_at_canonical(atlas: Atlas, gpu: str, mode: Mode) -> RecipeResult | None:
+    """The native recipe with the highest speedup at the canonical shape, if any > 1."""
+    native = [r for r in atlas.for_gpu(gpu, mode) if r.native]
+    if not native:
+        return None
+    best = max(native, key=lambda r: float(r.speedup_at("canonical")[0]))
+    return best if float(best.speedup_at("canonical")[0]) > 1.0 else None

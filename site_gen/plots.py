@@ -1,0 +1,331 @@
+"""Stage 2b: matplotlib charts as deterministic SVG strings.
+
+Every function takes plain data (numbers, arrays, strings) so it can run in a worker
+process, and returns the SVG text. Charts have a white background so they read the same
+in Material's light and dark schemes; palettes are colour-blind safe (Okabe-Ito for
+lines and categories, Paul Tol's muted set for stacked terms, RdBu for speedups).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.colors import ListedColormap, TwoSlopeNorm  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: E402
+
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
+             "#F0E442")
+TOL_MUTED = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677",
+             "#882255", "#AA4499", "#BBBBBB")
+BF16_GREY = "#DDDDDD"
+WIDTH_IN = 7.6
+
+RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "roofline-atlas",
+    "font.family": "DejaVu Sans",
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "axes.grid": True,
+    "grid.color": "#E5E5E5",
+    "grid.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "path.simplify": True,
+    "axes.titley": 1.01,  # fixed title position: skips a costly layout pass per chart
+}
+plt.rcParams.update(RC)
+
+
+def to_svg(fig: plt.Figure, close: bool = True) -> str:
+    """Serialize ``fig`` (closing it unless reused); no date, fixed ids: byte-stable output."""
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    if close:
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def human_size(value: float) -> str:
+    """1024 -> 1k, 65536 -> 64k, 300 -> 300."""
+    value = round(value)
+    if value >= 1024 and value % 1024 == 0:
+        return f"{value // 1024}k"
+    return str(value)
+
+
+def _log2_axis(axis, lo: float, hi: float) -> None:
+    """Ticks at integer log2 positions, labelled 256, 1k, 4k ..."""
+    ticks = np.arange(np.ceil(lo), np.floor(hi) + 1)
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(lambda x, _pos: human_size(2.0**x)))
+
+
+_CACHE: dict[str, dict] = {}
+
+
+def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None) -> dict:
+    """A heatmap figure built once per process and per grid, reused with new data."""
+    key = f"heatmap-{x[0]}-{x[-1]}-{len(x)}-{y[0]}-{y[-1]}-{len(y)}-{mark}"
+    if key in _CACHE:
+        return _CACHE[key]
+    dx, dy = (x[1] - x[0]) / 2, (y[1] - y[0]) / 2
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.6))
+    fig.subplots_adjust(left=0.09, right=0.99, bottom=0.11, top=0.93)
+    image = ax.imshow(
+        np.ones((len(y), len(x))), origin="lower", aspect="auto",
+        extent=(x[0] - dx, x[-1] + dx, y[0] - dy, y[-1] + dy), cmap="RdBu",
+        norm=TwoSlopeNorm(vcenter=1.0, vmin=0.5, vmax=2.0), interpolation="nearest",
+    )
+    ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1")
+    if mark is not None:
+        ax.plot(np.log2(mark[0]), np.log2(mark[1]), marker="*", markersize=12, color="#FFD23F",
+                markeredgecolor="black", linestyle="none", label=f"M={mark[0]}, K=N={mark[1]}")
+    ax.legend(loc="upper left", framealpha=0.9)
+    _log2_axis(ax.xaxis, x[0], x[-1])
+    _log2_axis(ax.yaxis, y[0], y[-1])
+    ax.grid(False)
+    ax.set_xlabel("M (tokens per GEMM, log2 scale)")
+    ax.set_ylabel("K = N (log2 scale)")
+    bar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
+    bar.set_label("speedup over bf16 (×); >1 is faster")
+    _CACHE[key] = {"fig": fig, "ax": ax, "image": image, "bar": bar, "contour": None}
+    return _CACHE[key]
+
+
+def heatmap_svg(
+    title: str,
+    heat_m: np.ndarray,
+    heat_kn: np.ndarray,
+    speedup: np.ndarray,
+    mark: tuple[int, int] | None,
+) -> str:
+    """Speedup over log2 M x log2 K=N, RdBu centred on 1, with the speedup = 1 contour."""
+    x, y = np.log2(heat_m), np.log2(heat_kn)
+    parts = _heatmap_figure(x, y, mark)
+    if parts["contour"] is not None:
+        parts["contour"].remove()
+        parts["contour"] = None
+    vmin = min(float(np.min(speedup)), 0.95)
+    vmax = max(float(np.max(speedup)), 1.05)
+    parts["image"].set_data(speedup)
+    parts["image"].set_norm(TwoSlopeNorm(vcenter=1.0, vmin=vmin, vmax=vmax))
+    parts["bar"].update_normal(parts["image"])
+    if np.min(speedup) < 1.0 < np.max(speedup):
+        parts["contour"] = parts["ax"].contour(x, y, speedup, levels=[1.0], colors="black",
+                                               linewidths=1.4)
+    parts["ax"].set_title(title)
+    return to_svg(parts["fig"], close=False)
+
+
+def curves_svg(title: str, curve_m: np.ndarray, curves: dict[int, np.ndarray]) -> str:
+    """Speedup vs M (log2) for several K = N, with the break-even line."""
+    x = np.log2(curve_m)
+    key = f"curves-{x[0]}-{x[-1]}-{len(x)}-{tuple(curves)}"
+    if key not in _CACHE:
+        fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.0))
+        fig.subplots_adjust(left=0.09, right=0.98, bottom=0.12, top=0.92)
+        styles = ("-", "--", "-.", ":", "-")
+        lines = [
+            ax.plot(x, np.ones_like(x), color=OKABE_ITO[i], linestyle=styles[i % len(styles)],
+                    linewidth=1.8, label=f"K = N = {kn}")[0]
+            for i, kn in enumerate(curves)
+        ]
+        ax.axhline(1.0, color="#555555", linewidth=1.0, linestyle=(0, (4, 3)))
+        ax.text(x[0], 1.0, " break-even (speedup = 1)", va="bottom", ha="left", fontsize=8,
+                color="#555555")
+        _log2_axis(ax.xaxis, x[0], x[-1])
+        ax.set_xlabel("M (tokens per GEMM, log2 scale)")
+        ax.set_ylabel("speedup over bf16 (×)")
+        ax.legend(loc="upper left", framealpha=0.9)
+        _CACHE[key] = {"fig": fig, "ax": ax, "lines": lines}
+    parts = _CACHE[key]
+    for line, values in zip(parts["lines"], curves.values(), strict=True):
+        line.set_ydata(values)
+    ax = parts["ax"]
+    top = max(float(np.max(v)) for v in curves.values())
+    bottom = min(float(np.min(v)) for v in curves.values())
+    span = max(top, 1.0) - min(bottom, 1.0)
+    ax.set_ylim(min(bottom, 1.0) - 0.05 * span, max(top, 1.0) + 0.08 * span)
+    ax.set_xlim(x[0], x[-1])
+    ax.set_title(title)
+    return to_svg(parts["fig"], close=False)
+
+
+def breakdown_svg(
+    title: str,
+    shape_labels: Sequence[str],
+    recipe_label: str,
+    terms: Sequence[tuple[str, bool, np.ndarray]],
+) -> str:
+    """Stacked time per GEMM and cast kernel, as a share of each shape's bf16 time.
+
+    ``terms`` holds (label, is_baseline, seconds per shape); baseline terms stack on the
+    bf16 bar of each shape, the others on the recipe bar (whose length is 1/speedup).
+    """
+    n_shapes = len(shape_labels)
+    baseline_s = np.zeros(n_shapes)
+    for _, is_baseline, seconds in terms:
+        if is_baseline:
+            baseline_s = baseline_s + np.asarray(seconds, dtype=float)
+    labels = list(dict.fromkeys(label for label, _, _ in terms))
+    colours = {label: TOL_MUTED[i % len(TOL_MUTED)] for i, label in enumerate(labels)}
+    hatches = {label: ("///" if i >= len(TOL_MUTED) else None) for i, label in enumerate(labels)}
+    legend_rows = (len(labels) + 1) // 2
+    key = f"breakdown-{n_shapes}-{legend_rows}"
+    if key not in _CACHE:
+        fig, ax = plt.subplots(figsize=(WIDTH_IN, 0.62 * n_shapes + 3.4))
+        bottom = 0.08 + 0.032 * legend_rows + 0.06
+        fig.subplots_adjust(left=0.36, right=0.98, top=0.95, bottom=bottom)
+        ax.axvline(100.0, color="#555555", linewidth=0.8, linestyle=(0, (4, 3)))
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("time, % of the bf16 time of the same shape")
+        _CACHE[key] = {"fig": fig, "ax": ax}
+    fig, ax = _CACHE[key]["fig"], _CACHE[key]["ax"]
+    for container in list(ax.containers):
+        container.remove()
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    rows_y = np.arange(n_shapes) * 2.6
+    lefts = {True: np.zeros(n_shapes), False: np.zeros(n_shapes)}
+    seen: set[str] = set()
+    for label, is_baseline, seconds in terms:
+        share = 100.0 * np.asarray(seconds, dtype=float) / baseline_s
+        y = rows_y + (0.0 if is_baseline else 1.0)
+        ax.barh(y, share, left=lefts[is_baseline], height=0.85, color=colours[label],
+                hatch=hatches[label], edgecolor="white", linewidth=0.4,
+                label=None if label in seen else label)
+        seen.add(label)
+        lefts[is_baseline] = lefts[is_baseline] + share
+    ticks = np.concatenate([rows_y, rows_y + 1.0])
+    tick_labels = [f"{lbl}   bf16 ({t * 1e6:,.0f} µs)" for lbl, t in zip(shape_labels, baseline_s,
+                                                                            strict=True)]
+    tick_labels += [f"{recipe_label} ({p:.0f}%)" for p in lefts[False]]
+    ax.set_yticks(ticks, tick_labels, fontsize=8)
+    ax.set_ylim(ticks.max() + 0.7, -0.7)
+    ax.set_xlim(0, max(100.0, float(np.max(lefts[False]))) * 1.04)
+    ax.set_title(title)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.3, -0.1), ncols=2, fontsize=7.5,
+              frameon=False)
+    return to_svg(fig, close=False)
+
+
+def roofline_svg(
+    title: str,
+    bandwidth_bytes_s: float,
+    eta_mem: float,
+    eta_gemm: float,
+    ceilings: Sequence[tuple[str, float]],
+    points: Sequence[tuple[str, str, float, float]],
+) -> str:
+    """Attainable FLOP/s vs arithmetic intensity: peak ceilings, memory slope, GEMM points.
+
+    ``ceilings``: (format, peak FLOP/s); ``points``: (label, format, FLOP/byte, FLOP/s).
+    """
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.8))
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.11, top=0.93)
+    intensity = np.logspace(0, 4.3, 200)
+    top = max(p for _, p in ceilings)
+    ax.plot(intensity, np.minimum(intensity * bandwidth_bytes_s, top) / 1e12, color="#777777",
+            linewidth=1.0, linestyle=":", label=f"memory slope {bandwidth_bytes_s / 1e12:g} TB/s")
+    for i, (fmt, peak) in enumerate(ceilings):
+        colour = OKABE_ITO[i]
+        roof = np.minimum(intensity * bandwidth_bytes_s, peak) / 1e12
+        ax.plot(intensity, roof, color=colour, linewidth=2.0,
+                label=f"{fmt} peak {peak / 1e12:,.0f} TFLOP/s")
+        achievable = np.minimum(intensity * bandwidth_bytes_s * eta_mem, peak * eta_gemm) / 1e12
+        ax.plot(intensity, achievable, color=colour, linewidth=1.0, linestyle="--")
+        ridge = peak / bandwidth_bytes_s
+        ax.annotate(f"ridge {ridge:,.0f}", (ridge, peak / 1e12), textcoords="offset points",
+                    xytext=(4, -12), fontsize=8, color=colour)
+    markers = {"bf16": "o", "fp8": "s", "fp4": "D"}
+    fmt_colour = {fmt: OKABE_ITO[i] for i, (fmt, _) in enumerate(ceilings)}
+    for label, fmt, ai, flops in points:
+        ax.plot(ai, flops / 1e12, marker=markers.get(fmt, "o"), color=fmt_colour.get(fmt, "k"),
+                markeredgecolor="black", markersize=6, linestyle="none")
+        ax.annotate(label, (ai, flops / 1e12), textcoords="offset points", xytext=(5, 3),
+                    fontsize=7, color="#333333")
+    ax.plot([], [], color="#333333", linestyle="--", linewidth=1.0,
+            label=f"achievable ({eta_gemm:.0%} GEMM, {eta_mem:.0%} memory)")
+    ax.plot([], [], marker="o", color="#333333", linestyle="none",
+            label="llama GEMMs (M=16384), per format")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("attainable TFLOP/s")
+    ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.95)
+    return to_svg(fig)
+
+
+def decision_svg(
+    title: str,
+    heat_m: np.ndarray,
+    heat_kn: np.ndarray,
+    best: np.ndarray,
+    recipes: Sequence[str],
+    mark: tuple[int, int] | None,
+) -> str:
+    """The fastest native recipe per (M, K=N) cell; grey = stay in bf16."""
+    x, y = np.log2(heat_m), np.log2(heat_kn)
+    dx, dy = (x[1] - x[0]) / 2, (y[1] - y[0]) / 2
+    present = sorted({int(v) for v in np.unique(best)})
+    colours = [BF16_GREY] + [OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(recipes))]
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.4))
+    fig.subplots_adjust(left=0.09, right=0.66, bottom=0.11, top=0.93)
+    ax.imshow(best + 1, origin="lower", aspect="auto", interpolation="nearest",
+              extent=(x[0] - dx, x[-1] + dx, y[0] - dy, y[-1] + dy),
+              cmap=ListedColormap(colours), vmin=-0.5, vmax=len(colours) - 0.5)
+    handles = [
+        Patch(facecolor=colours[i + 1], label=recipes[i] if i >= 0 else "bf16 (no recipe wins)")
+        if i >= 0 else Patch(facecolor=BF16_GREY, label="bf16 (no recipe wins)")
+        for i in present
+    ]
+    if mark is not None:
+        ax.plot(np.log2(mark[0]), np.log2(mark[1]), marker="*", markersize=12, color="white",
+                markeredgecolor="black", linestyle="none")
+    _log2_axis(ax.xaxis, x[0], x[-1])
+    _log2_axis(ax.yaxis, y[0], y[-1])
+    ax.grid(False)
+    ax.set_xlabel("M (tokens per GEMM, log2 scale)")
+    ax.set_ylabel("K = N (log2 scale)")
+    ax.set_title(title)
+    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.67, 0.93), fontsize=8,
+               title="fastest", frameon=False)
+    return to_svg(fig)
+
+
+def compare_svg(
+    title: str, curve_m: np.ndarray, series: Sequence[tuple[str, bool, np.ndarray]]
+) -> str:
+    """Speedup vs M at one K = N for every GPU; dashed lines are hypothetical."""
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.6))
+    fig.subplots_adjust(left=0.08, right=0.64, bottom=0.11, top=0.93)
+    x = np.log2(curve_m)
+    for i, (label, native, values) in enumerate(series):
+        colour = OKABE_ITO[i % 7]
+        width = 2.0 if i < 7 else 1.2
+        ax.plot(x, values, color=colour, linewidth=width,
+                linestyle="-" if native else "--",
+                marker=None if i < 7 else ".", markevery=16,
+                label=label if native else f"{label} (hypothetical)")
+    ax.axhline(1.0, color="#555555", linewidth=1.0, linestyle=(0, (4, 3)))
+    _log2_axis(ax.xaxis, x[0], x[-1])
+    ax.set_xlabel("M (tokens per GEMM, log2 scale)")
+    ax.set_ylabel("speedup over bf16 (×)")
+    ax.set_title(title)
+    fig.legend(loc="upper left", bbox_to_anchor=(0.65, 0.93), fontsize=7.5, frameon=False)
+    return to_svg(fig)

@@ -1,0 +1,39 @@
+"""Worker-side entry points for the build's process pool (picklable, top-level)."""
+
+from __future__ import annotations
+
+from site_gen import plots
+from site_gen.formulas import Formula, instantiated_for_gpu
+from site_gen.render import PlotJob
+from roofline.specs import GpuSpec
+
+_PLOTTERS = {
+    "heatmap": plots.heatmap_svg,
+    "curves": plots.curves_svg,
+    "breakdown": plots.breakdown_svg,
+    "roofline": plots.roofline_svg,
+    "decision": plots.decision_svg,
+    "compare": plots.compare_svg,
+}
+
+
+def draw(job: PlotJob) -> tuple[str, str]:
+    """Draw one chart: (docs-relative path, SVG text)."""
+    return job.path, _PLOTTERS[job.kind](**job.kwargs)
+
+
+def draw_many(jobs: list[PlotJob]) -> list[tuple[str, str]]:
+    """Draw a batch of charts in one task (fewer round trips)."""
+    return [draw(job) for job in jobs]
+
+
+def latex_for(gpu: GpuSpec) -> tuple[str, dict[tuple[str, str], Formula]]:
+    """Instantiated formulas of one GPU."""
+    return gpu.name, instantiated_for_gpu(gpu)
+
+
+def warm_up() -> int:
+    """Import matplotlib and sympy in a worker before work arrives."""
+    import roofline.latex  # noqa: F401
+
+    return 0

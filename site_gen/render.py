@@ -1,0 +1,438 @@
+"""Stage 2: pure renderers. Each returns strings (Markdown, CSV) or plot jobs; none writes.
+
+:func:`render_pages` turns an :class:`~site_gen.gather.Atlas` plus the formulas into a
+mapping ``docs-relative path -> text`` and a list of :class:`PlotJob` for the charts.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+import numpy as np
+
+from roofline.capability import Support, matrix
+from roofline.formulas import MODEL_VERSION
+from roofline.recipes import RECIPE_LIST, Mode, Recipe
+from roofline.specs import GPU_KEYS, TOP_KEYS, GpuSpec
+from site_gen import config
+from site_gen import context as ctx
+from site_gen.formulas import Formula, latex_of, methodology_formulas, symbolic_formulas
+from site_gen.gather import Atlas, RecipeResult, best_at_canonical, decision_map, table_sets
+
+GEN = config.GENERATED_DIRNAME
+
+
+@dataclass(frozen=True)
+class PlotJob:
+    """One chart to draw: docs-relative SVG path, plot function name and its arguments."""
+
+    path: str
+    kind: str
+    kwargs: dict[str, Any]
+
+
+def environment() -> jinja2.Environment:
+    """The Jinja environment: templates from ``site_gen/templates``, StrictUndefined."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("site_gen", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.globals.update(model_version=MODEL_VERSION, config=config)
+    return env
+
+
+class Renderer:
+    """Collects pages and plot jobs for one atlas."""
+
+    def __init__(self, atlas: Atlas, instantiated: dict[str, dict[tuple[str, str], Formula]]):
+        self.atlas = atlas
+        self.instantiated = instantiated
+        self.env = environment()
+        self.pages: dict[str, str] = {}
+        self.plots: list[PlotJob] = []
+        self.symbolic = {
+            (mode.value, r.name): symbolic_formulas(mode, r.name)
+            for mode in config.MODES
+            for r in atlas.recipes(mode)
+        }
+
+    def page(self, path: str, template: str, **context: Any) -> None:
+        """Render ``template`` with ``context`` into ``path`` (docs-relative)."""
+        self.pages[path] = self.env.get_template(template).render(page_path=path, **context)
+
+    def plot(self, path: str, kind: str, **kwargs: Any) -> str:
+        """Queue a chart; returns its docs-relative path."""
+        self.plots.append(PlotJob(path, kind, kwargs))
+        return path
+
+    # -- pages ----------------------------------------------------------------------
+
+    def render_all(self) -> None:
+        """Every page of the site."""
+        self.home()
+        self.gpus_index()
+        for gpu in self.atlas.gpus:
+            self.gpu(gpu)
+            for mode in config.MODES:
+                for result in self.atlas.for_gpu(gpu.name, mode):
+                    self.gpu_recipe(result)
+        self.recipes_index()
+        for recipe in RECIPE_LIST:
+            self.recipe(recipe)
+        self.methodology()
+        self.specs()
+        self.pages[f"{GEN}/nav.json"] = json.dumps(self.nav(), indent=1) + "\n"
+
+    def home(self) -> None:
+        """The matrix snippet included by the hand-written ``docs/index.md``."""
+        page = "index.md"  # links are relative to the page that includes the snippet
+        best_rows = []
+        for gpu in self.atlas.gpus:
+            row = [f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})"]
+            for mode in config.MODES:
+                best = best_at_canonical(self.atlas, gpu.name, mode)
+                if best is None:
+                    row.append("stay in bf16")
+                else:
+                    link = ctx.rel(ctx.recipe_result_page(gpu, mode, best.recipe.name), page)
+                    speedup = ctx.fmt_speedup(float(best.speedup_at("canonical")[0]))
+                    row.append(f"[{best.recipe.name}, {speedup}]({link})")
+            best_rows.append(tuple(row))
+        best_table = ctx.Table(("GPU", "best training recipe", "best inference recipe"),
+                               best_rows)
+        matrices = {
+            (mode.value, shape): ctx.matrix_table(self.atlas, mode, shape, page)
+            for mode in config.MODES
+            for shape in ("canonical", "llama")
+        }
+        self.pages[f"{GEN}/_snippets/home_matrix.md.txt"] = self.env.get_template(
+            "home_matrix.md.j2"
+        ).render(best_table=best_table, matrices=matrices, modes=config.MODES,
+                 page_path=page)
+
+    def gpus_index(self) -> None:
+        """The GPU list."""
+        page = f"{GEN}/gpus/index.md"
+        table = ctx.Table(("GPU", "vendor", "architecture", "bf16 TFLOP/s", "fp8 TFLOP/s",
+                           "fp4 TFLOP/s", "memory TB/s", "efficiency basis"))
+        for gpu in self.atlas.gpus:
+            table.rows.append((
+                f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})", gpu.vendor or "—",
+                gpu.architecture or "—", _tflops(gpu.bf16_peak_tops),
+                _tflops(gpu.fp8_peak_tops), _tflops(gpu.fp4_peak_tops),
+                f"{gpu.peak_mem_bw_bytes_sec / 1e12:g}", _basis(gpu),
+            ))
+        self.page(page, "gpus_index.md.j2", table=table)
+
+    def gpu(self, gpu: GpuSpec) -> None:
+        """One GPU: specs, ridge points, roofline, recipe guidance."""
+        page = ctx.gpu_page(gpu)
+        folder = ctx.gpu_dir(gpu)
+        slug = config.slug(gpu.name)
+        ceilings = [(fmt, gpu.value(key)) for fmt, key in
+                    (("bf16", "bf16_peak_tops"), ("fp8", "fp8_peak_tops"),
+                     ("fp4", "fp4_peak_tops")) if gpu.value(key) is not None]
+        self.plot(f"{folder}/img/roofline.svg", "roofline",
+                  title=f"Roofline of {gpu.name}", bandwidth_bytes_s=gpu.peak_mem_bw_bytes_sec,
+                  eta_mem=gpu.pct_achievable_mem_bw, eta_gemm=gpu.pct_achievable_gemm_tops,
+                  ceilings=ceilings, points=ctx.roofline_points(gpu))
+        modes = []
+        for mode in config.MODES:
+            results = self.atlas.for_gpu(gpu.name, mode)
+            dmap = decision_map(self.atlas, gpu.name, mode)
+            self.plot(f"{folder}/img/decision-{mode.value}.svg", "decision",
+                      title=f"{gpu.name}: fastest native {mode.value} recipe",
+                      heat_m=config.HEAT_M, heat_kn=config.HEAT_KN, best=dmap.best,
+                      recipes=dmap.recipes, mark=ctx.heat_mark())
+            best = best_at_canonical(self.atlas, gpu.name, mode)
+            modes.append({
+                "mode": mode.value,
+                "decision_img": f"img/decision-{mode.value}.svg",
+                "native": dmap.recipes,
+                "best": None if best is None else {
+                    "name": best.recipe.name,
+                    "speedup": ctx.fmt_speedup(float(best.speedup_at("canonical")[0])),
+                    "link": ctx.rel(ctx.recipe_result_page(gpu, mode, best.recipe.name), page),
+                },
+                "break_even": ctx.break_even_table(results, page),
+                "ranked": ctx.ranked_table(results, page),
+                "links": [self._result_link(r, page) for r in results],
+            })
+        self.page(page, "gpu.md.j2", gpu=gpu, slug=slug, spec_rows=_spec_rows(gpu),
+                  ridge=ctx.ridge_table(gpu), modes=modes, sources=gpu.source_records,
+                  basis=_basis(gpu))
+
+    def _result_link(self, result: RecipeResult, page: str) -> dict[str, str]:
+        return {
+            "name": result.recipe.name,
+            "support": result.capability.support.value,
+            "badge": ctx.SUPPORT_BADGE[result.capability.support],
+            "link": ctx.rel(ctx.recipe_result_page(result.gpu, result.mode, result.recipe.name),
+                            page),
+            "speedup": ctx.fmt_speedup(float(result.speedup_at("canonical")[0]))
+            if result.computable else "—",
+        }
+
+    def gpu_recipe(self, result: RecipeResult) -> None:
+        """One GPU x mode x recipe: formulas, heatmap, curves, breakdown, tables, CSV."""
+        gpu, mode, recipe = result.gpu, result.mode, result.recipe
+        page = ctx.recipe_result_page(gpu, mode, recipe.name)
+        stem = config.recipe_page_name(mode, recipe.name)
+        title = f"{gpu.name}: {mode.value} with {recipe.name}"
+        common = dict(gpu=gpu, mode=mode.value, recipe=recipe, title=title,
+                      support=result.capability.support.value,
+                      reason=result.capability.reason, intro=ctx.recipe_intro(recipe),
+                      gpu_link=ctx.rel(ctx.gpu_page(gpu), page),
+                      recipe_link=ctx.rel(ctx.recipe_page(recipe.name), page))
+        if not result.computable:
+            self.page(page, "gpu_recipe.md.j2", computable=False, **common)
+            return
+        img = f"{ctx.gpu_dir(gpu)}/img/{stem}"
+        self.plot(f"{img}-heatmap.svg", "heatmap", title=f"{title}: speedup",
+                  heat_m=config.HEAT_M, heat_kn=config.HEAT_KN, speedup=result.heat,
+                  mark=ctx.heat_mark())
+        self.plot(f"{img}-curves.svg", "curves", title=f"{title}: speedup vs M",
+                  curve_m=config.CURVE_M, curves=result.curves)
+        self.plot(f"{img}-breakdown.svg", "breakdown", title=f"{title}: time per GEMM and kernel",
+                  shape_labels=[f"M={m}, K={k}, N={n}" for m, k, n in config.BREAKDOWN_SHAPES],
+                  recipe_label=recipe.name, terms=_breakdown_terms(result))
+        llama_names = tuple(s.name for s in next(t for t in table_sets() if t.name == "llama")
+                            .shapes)
+        tables = {
+            "llama": ctx.columns_table(result, "llama", llama_names),
+            "pow2": ctx.columns_table(result, "pow2"),
+            "break-even": _page_break_even(result),
+        }
+        csv_links = {}
+        for name, table in tables.items():
+            path = f"{ctx.gpu_dir(gpu)}/csv/{stem}-{name}.csv"
+            self.pages[path] = table.csv()
+            csv_links[name] = ctx.rel(path, page)
+        self.page(
+            page, "gpu_recipe.md.j2", computable=True,
+            symbolic=self.symbolic[(mode.value, recipe.name)],
+            instantiated=self.instantiated[gpu.name][(mode.value, recipe.name)],
+            summary=ctx.speedup_summary(result), tables=tables, csv_links=csv_links,
+            img_prefix=f"img/{stem}", kernels=_kernel_rows(recipe, mode),
+            **common,
+        )
+
+    def recipes_index(self) -> None:
+        """The recipe list."""
+        page = f"{GEN}/recipes/index.md"
+        table = ctx.Table(("recipe", "family", "needs", "modes", "summary"))
+        for r in RECIPE_LIST:
+            table.rows.append((f"[{r.name}]({ctx.rel(ctx.recipe_page(r.name), page)})",
+                               r.family.value, r.native_format,
+                               ", ".join(m.value for m in r.modes), r.summary))
+        self.page(page, "recipes_index.md.j2", table=table)
+
+    def recipe(self, recipe: Recipe) -> None:
+        """One recipe across all GPUs: one chart and one table per mode."""
+        page = ctx.recipe_page(recipe.name)
+        sections = []
+        for mode in recipe.modes:
+            results = [self.atlas.get(g.name, mode, recipe.name) for g in self.atlas.gpus]
+            series = [(r.gpu.name, r.native, r.curves[config.CANONICAL_KN])
+                      for r in results if r.computable]
+            chart = None
+            if series:
+                chart = self.plot(
+                    f"{GEN}/recipes/img/{recipe.name}-{mode.value}.svg", "compare",
+                    title=f"{recipe.name} ({mode.value}): speedup vs M at K = N = "
+                          f"{config.CANONICAL_KN}",
+                    curve_m=config.CURVE_M, series=series)
+            table = ctx.Table(("GPU", "support", f"M={config.CANONICAL_M}, K=N="
+                               f"{config.CANONICAL_KN}", "llama (all four)",
+                               f"break-even M at K=N={config.CANONICAL_KN}"))
+            for r in results:
+                link = ctx.rel(ctx.recipe_result_page(r.gpu, mode, recipe.name), page)
+                if not r.computable:
+                    table.rows.append((f"[{r.gpu.name}]({link})", "not computable", "—", "—",
+                                       "—"))
+                    continue
+                summary = ctx.speedup_summary(r)
+                table.rows.append((f"[{r.gpu.name}]({link})",
+                                   ctx.SUPPORT_BADGE[r.capability.support],
+                                   summary["canonical"], summary["llama"],
+                                   summary["break_even"]))
+            sections.append({
+                "mode": mode.value,
+                "chart": None if chart is None else ctx.rel(chart, page),
+                "table": table,
+                "formulas": self.symbolic[(mode.value, recipe.name)],
+                "kernels": _kernel_rows(recipe, mode),
+            })
+        self.page(page, "recipe.md.j2", recipe=recipe, intro=ctx.recipe_intro(recipe),
+                  sections=sections)
+
+    def methodology(self) -> None:
+        """The model derived step by step, traffic tables, assumptions, deviations."""
+        traffic = []
+        for recipe in RECIPE_LIST:
+            for mode in recipe.modes:
+                traffic.append({"recipe": recipe, "mode": mode.value,
+                                "link": ctx.rel(ctx.recipe_page(recipe.name),
+                                                f"{GEN}/methodology.md"),
+                                "rows": _kernel_rows(recipe, mode),
+                                "gemms": _gemm_rows(recipe, mode),
+                                "structured": self.symbolic[(mode.value, recipe.name)][0]})
+        from roofline.symbols import HARDWARE_SYMBOLS
+
+        symbols = ctx.Table(("symbol", "spec key", "meaning", "unit"))
+        for hw in HARDWARE_SYMBOLS:
+            symbols.rows.append((f"${hw.latex}$", f"`{hw.spec_key}`", hw.description, hw.unit))
+        self.page(f"{GEN}/methodology.md", "methodology.md.j2",
+                  formulas=methodology_formulas(), traffic=traffic, symbols=symbols,
+                  recipes=RECIPE_LIST)
+
+    def specs(self) -> None:
+        """All GPUs side by side, the spec file format and the capability matrix."""
+        page = f"{GEN}/specs.md"
+        keys = ctx.Table(("key", "type", "required", "description"))
+        for key, spec in GPU_KEYS.items():
+            choices = f" (one of: {', '.join(spec.choices)})" if spec.choices else ""
+            keys.rows.append((f"`{key}`", spec.kind, "yes" if spec.required else "no",
+                              spec.description + choices))
+        top = ctx.Table(("key", "description"),
+                        [(f"`{k}`", v) for k, v in TOP_KEYS.items()])
+        caps = matrix(self.atlas.specs)
+        symbols = {Support.NATIVE: "✓ native", Support.HYPOTHETICAL: "~ hypothetical",
+                   Support.IMPOSSIBLE: "✗"}
+        cap_table = ctx.Table(("GPU", *(r.name.replace("_", "_<wbr>") for r in RECIPE_LIST)))
+        for gpu in self.atlas.gpus:
+            cap_table.rows.append((f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})",
+                                   *(symbols[caps[gpu.name][r.name].support]
+                                     for r in RECIPE_LIST)))
+        side = _side_by_side(self.atlas.gpus, page)
+        warnings = [str(w) for w in self.atlas.specs.warnings]
+        self.page(page, "specs.md.j2", keys=keys, top=top, cap_table=cap_table, side=side,
+                  origin=self.atlas.specs.origin, warnings=warnings)
+
+    # -- navigation -----------------------------------------------------------------
+
+    def nav(self) -> dict[str, Any]:
+        """The GPUs and Recipes sections, for ``docs/hooks.py``."""
+        gpus: list[Any] = [f"{GEN}/gpus/index.md"]
+        for gpu in self.atlas.gpus:
+            entries: list[Any] = [ctx.gpu_page(gpu)]
+            for mode in config.MODES:
+                entries.append({mode.value.capitalize(): [
+                    {r.recipe.name: ctx.recipe_result_page(gpu, mode, r.recipe.name)}
+                    for r in self.atlas.for_gpu(gpu.name, mode)
+                ]})
+            gpus.append({gpu.name: entries})
+        recipes: list[Any] = [f"{GEN}/recipes/index.md"]
+        recipes += [{r.name: ctx.recipe_page(r.name)} for r in RECIPE_LIST]
+        return {"GPUs": gpus, "Recipes": recipes}
+
+
+# -- helpers -------------------------------------------------------------------------
+
+
+def _tflops(value: float | None) -> str:
+    return "—" if value is None else f"{value / 1e12:,.0f}"
+
+
+def _basis(gpu: GpuSpec) -> str:
+    return "assumed" if gpu.efficiency_assumed else gpu.efficiency_basis
+
+
+def _spec_rows(gpu: GpuSpec) -> ctx.Table:
+    table = ctx.Table(("figure", "spec key", "value"))
+    rows = (
+        ("dense bf16 peak", "bf16_peak_tops", _tflops(gpu.bf16_peak_tops) + " TFLOP/s"),
+        ("dense fp8 peak", "fp8_peak_tops",
+         _tflops(gpu.fp8_peak_tops) + (" TFLOP/s" if gpu.fp8_peak_tops else " (none)")),
+        ("dense fp4 peak", "fp4_peak_tops",
+         _tflops(gpu.fp4_peak_tops) + (" TFLOP/s" if gpu.fp4_peak_tops else " (none)")),
+        ("peak memory bandwidth", "peak_mem_bw_bytes_sec",
+         f"{gpu.peak_mem_bw_bytes_sec / 1e12:g} TB/s"),
+        ("achievable GEMM fraction", "pct_achievable_gemm_tops",
+         f"{gpu.pct_achievable_gemm_tops:g}"),
+        ("achievable memory fraction", "pct_achievable_mem_bw", f"{gpu.pct_achievable_mem_bw:g}"),
+        ("kernel launch floor", "kernel_launch_overhead_s",
+         f"{gpu.kernel_launch_overhead_s * 1e6:g} µs"),
+        ("efficiency basis", "efficiency_basis", gpu.efficiency_basis),
+        ("peak basis", "peak_basis", gpu.peak_basis),
+        ("accumulate dtype", "accumulate_dtype", gpu.accumulate_dtype),
+        ("native formats", "native_formats", ", ".join(gpu.native_formats) or "none"),
+    )
+    for label, key, value in rows:
+        table.rows.append((label, f"`{key}`", value))
+    for dtype, tflops in gpu.measured_matmul_tflops.items():
+        table.rows.append((f"measured matmul, {dtype} (context only)", "`measured_matmul_tflops`",
+                           f"{tflops:g} TFLOP/s"))
+    return table
+
+
+def _side_by_side(gpus: list[GpuSpec], page: str) -> ctx.Table:
+    table = ctx.Table(("GPU", "bf16", "fp8", "fp4", "TB/s", "η GEMM", "η mem", "basis",
+                       "native formats", "bf16 ridge (FLOP/B)"))
+    for gpu in gpus:
+        ridge = gpu.ridge_point_flop_per_byte("bf16_peak_tops") or 0.0
+        table.rows.append((
+            f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})", _tflops(gpu.bf16_peak_tops),
+            _tflops(gpu.fp8_peak_tops), _tflops(gpu.fp4_peak_tops),
+            f"{gpu.peak_mem_bw_bytes_sec / 1e12:g}", f"{gpu.pct_achievable_gemm_tops:g}",
+            f"{gpu.pct_achievable_mem_bw:g}", _basis(gpu),
+            ", ".join(gpu.native_formats) or "none", f"{ridge:,.0f}",
+        ))
+    return table
+
+
+def _kernel_rows(recipe: Recipe, mode: Mode) -> ctx.Table:
+    table = ctx.Table(("#", "tensor", "kernel", "bytes read", "bytes written",
+                       "read fusable"))
+    for i, kernel in enumerate(recipe.plan(mode).kernels, 1):
+        table.rows.append((str(i), kernel.role.value, kernel.description,
+                           f"${latex_of(kernel.read_bytes)}$", f"${latex_of(kernel.write_bytes)}$",
+                           "yes" if kernel.read_fusable else "no"))
+    return table
+
+
+def _gemm_rows(recipe: Recipe, mode: Mode) -> ctx.Table:
+    table = ctx.Table(("GEMM", "format", "scale reads"))
+    block = recipe.scaling.gemm_scale_block
+    for gemm, fmt in recipe.plan(mode).gemm_formats.items():
+        scales = f"1 byte per {block} operand elements" if block and fmt.name != "bf16" else "—"
+        table.rows.append((gemm.value, fmt.name, scales))
+    return table
+
+
+def _page_break_even(result: RecipeResult) -> ctx.Table:
+    from site_gen.gather import break_even_m
+
+    table = ctx.Table(("K=N", "break-even M", "break-even M (fused)"))
+    for kn in config.BREAK_EVEN_KN:
+        table.rows.append((str(kn), ctx.fmt_m(break_even_m(result.curves[kn])),
+                           ctx.fmt_m(break_even_m(result.curves_fused[kn]))))
+    return table
+
+
+def _breakdown_terms(result: RecipeResult) -> list[tuple[str, bool, np.ndarray]]:
+    from roofline.formulas import Quantity, build_model
+
+    model = build_model(result.mode, result.recipe)
+    terms = []
+    for term in model.terms:
+        baseline = term.quantity in (Quantity.BF16_GEMM, Quantity.BF16_OVERHEAD)
+        label = f"{term.key.split('.')[1]} GEMM" if term.is_gemm else f"cast: {term.label}"
+        terms.append((label, baseline, np.asarray(result.term_times[term.key], dtype=float)))
+    return terms
+
+
+def render_pages(
+    atlas: Atlas, instantiated: dict[str, dict[tuple[str, str], Formula]]
+) -> tuple[dict[str, str], list[PlotJob]]:
+    """All generated pages (path -> text) and the charts to draw."""
+    renderer = Renderer(atlas, instantiated)
+    renderer.render_all()
+    return renderer.pages, renderer.plots

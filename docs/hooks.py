@@ -23,7 +23,7 @@ def on_config(config: Any, **_: Any) -> Any:
     generated = json.loads(NAV_FILE.read_text("utf-8"))
     nav = []
     for entry in config["nav"]:
-        (title, value), = entry.items() if isinstance(entry, dict) else ((None, entry),)
+        title = next(iter(entry)) if isinstance(entry, dict) else None
         nav.append({title: generated[title]} if title in generated else entry)
     config["nav"] = nav
     return config

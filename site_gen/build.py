@@ -92,7 +92,7 @@ def write_generated(pages: dict[str, str], charts: dict[str, str], docs_dir: Pat
     return final
 
 
-def run_mkdocs(site_dir: Path) -> None:
+def run_mkdocs(site_dir: Path, mkdocs_yml: Path = config.MKDOCS_YML) -> None:
     """``mkdocs build --strict`` into ``site_dir``; raises on any warning."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
@@ -103,7 +103,9 @@ def run_mkdocs(site_dir: Path) -> None:
     handler.setFormatter(logging.Formatter("[mkdocs] %(levelname)s %(message)s"))
     logger.addHandler(handler)
     try:
-        cfg = load_config(str(config.MKDOCS_YML), site_dir=str(site_dir.resolve()), strict=True)
+        cfg = load_config(str(mkdocs_yml), site_dir=str(site_dir.resolve()), strict=True)
+        # Snippet paths are relative to the working directory; pin them to this docs_dir.
+        cfg.mdx_configs.setdefault("pymdownx.snippets", {})["base_path"] = [cfg.docs_dir]
         build(cfg)
     finally:
         logger.removeHandler(handler)
@@ -119,7 +121,20 @@ def serve_site(site_dir: Path, port: int = 8000) -> None:
 
 
 def build_site(specs_path: str | None, site_dir: Path, serve: bool) -> None:
+    """``roofline build``: the site from ``specs_path`` (None: bundled) into ``site_dir``."""
+    build(specs_path, Path(site_dir))
+    if serve:
+        serve_site(Path(site_dir))
+
+
+def build(
+    specs_path: str | None,
+    site_dir: Path,
+    root: Path = config.REPO_ROOT,
+) -> dict[str, float]:
     """Build the reference site from ``specs_path`` (None: bundled database) into ``site_dir``.
+
+    ``root`` holds ``mkdocs.yml`` and ``docs/`` (the repository, or a copy in tests).
 
     Stages: load specs, gather (evaluate everything once), LaTeX (in a pool of 2 workers,
     overlapping gather), render Markdown, draw SVG charts (same pool), write
@@ -144,9 +159,9 @@ def build_site(specs_path: str | None, site_dir: Path, serve: bool) -> None:
                 for item in batch
             )
     with timer.stage("write", f"{len(pages)} pages and files, {len(charts)} charts, KaTeX"):
-        write_generated(pages, charts, config.DOCS_DIR)
+        write_generated(pages, charts, root / "docs")
     with timer.stage("mkdocs", f"build --strict -> {site_dir}"):
-        run_mkdocs(site_dir)
+        run_mkdocs(site_dir, root / "mkdocs.yml")
+    timer.timings["total"] = timer.total()
     print(f"[build] site built in {timer.total():.1f} s: {site_dir.resolve()}", flush=True)
-    if serve:
-        serve_site(site_dir)
+    return timer.timings

@@ -97,7 +97,9 @@ def methodology_formulas() -> dict[str, Formula]:
     mx = gemm_time(M, K, N, FP8, 32)
     kernel = get_recipe("rowwise", Mode.INFERENCE).plan(Mode.INFERENCE).kernels_for(Role.INPUT)[0]
     items = {
-        "gemm-compute": ("GEMM compute time (bf16 operands)", r"T_{\mathrm{compute}}", bf16.compute),
+        "gemm-compute": (
+            "GEMM compute time (bf16 operands)", r"T_{\mathrm{compute}}", bf16.compute
+        ),
         "gemm-memory": ("GEMM memory time (bf16 operands)", r"T_{\mathrm{memory}}", bf16.memory),
         "gemm-bf16": ("bf16 GEMM time", r"T_{\mathrm{gemm}}", bf16.total),
         "gemm-fp8": ("fp8 GEMM time", r"T_{\mathrm{gemm}}", fp8.total),

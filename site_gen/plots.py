@@ -15,11 +15,11 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.colors import ListedColormap, TwoSlopeNorm  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.colors import ListedColormap, TwoSlopeNorm
+from matplotlib.patches import Patch
+from matplotlib.ticker import FixedLocator, FuncFormatter
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
              "#F0E442")
@@ -84,7 +84,7 @@ def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None) 
         return _CACHE[key]
     dx, dy = (x[1] - x[0]) / 2, (y[1] - y[0]) / 2
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.6))
-    fig.subplots_adjust(left=0.09, right=0.99, bottom=0.11, top=0.93)
+    fig.subplots_adjust(left=0.09, right=0.9, bottom=0.11, top=0.93)
     image = ax.imshow(
         np.ones((len(y), len(x))), origin="lower", aspect="auto",
         extent=(x[0] - dx, x[-1] + dx, y[0] - dy, y[-1] + dy), cmap="RdBu",
@@ -100,7 +100,7 @@ def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None) 
     ax.grid(False)
     ax.set_xlabel("M (tokens per GEMM, log2 scale)")
     ax.set_ylabel("K = N (log2 scale)")
-    bar = fig.colorbar(image, ax=ax, fraction=0.05, pad=0.02)
+    bar = fig.colorbar(image, cax=fig.add_axes((0.915, 0.11, 0.02, 0.82)))
     bar.set_label("speedup over bf16 (×); >1 is faster")
     _CACHE[key] = {"fig": fig, "ax": ax, "image": image, "bar": bar, "contour": None}
     return _CACHE[key]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from roofline.specs import GpuSpec
 from site_gen import plots
 from site_gen.formulas import Formula, instantiated_for_gpu
 from site_gen.render import PlotJob
-from roofline.specs import GpuSpec
 
 _PLOTTERS = {
     "heatmap": plots.heatmap_svg,

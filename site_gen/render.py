@@ -200,7 +200,7 @@ class Renderer:
                   mark=ctx.heat_mark())
         self.plot(f"{img}-curves.svg", "curves", title=f"{title}: speedup vs M",
                   curve_m=config.CURVE_M, curves=result.curves)
-        self.plot(f"{img}-breakdown.svg", "breakdown", title=f"{title}: time per GEMM and kernel",
+        self.plot(f"{img}-breakdown.svg", "breakdown", title="time per GEMM and cast kernel",
                   shape_labels=[f"M={m}, K={k}, N={n}" for m, k, n in config.BREAKDOWN_SHAPES],
                   recipe_label=recipe.name, terms=_breakdown_terms(result))
         llama_names = tuple(s.name for s in next(t for t in table_sets() if t.name == "llama")

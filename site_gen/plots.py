@@ -253,11 +253,16 @@ def roofline_svg(
                     xytext=(4, -12), fontsize=8, color=colour)
     markers = {"bf16": "o", "fp8": "s", "fp4": "D"}
     fmt_colour = {fmt: OKABE_ITO[i] for i, (fmt, _) in enumerate(ceilings)}
+    labelled = 0
     for label, fmt, ai, flops in points:
         ax.plot(ai, flops / 1e12, marker=markers.get(fmt, "o"), color=fmt_colour.get(fmt, "k"),
                 markeredgecolor="black", markersize=6, linestyle="none")
-        ax.annotate(label, (ai, flops / 1e12), textcoords="offset points", xytext=(5, 3),
-                    fontsize=7, color="#333333")
+        if label:
+            # Alternate below/above so neighbouring GEMMs' names do not overlap.
+            offset = (0, -14 - 9 * (labelled % 2)) if labelled % 2 else (0, -14)
+            ax.annotate(label, (ai, flops / 1e12), textcoords="offset points", xytext=offset,
+                        fontsize=7, color="#333333", ha="center", rotation=0)
+            labelled += 1
     ax.plot([], [], color="#333333", linestyle="--", linewidth=1.0,
             label=f"achievable ({eta_gemm:.0%} GEMM, {eta_mem:.0%} memory)")
     ax.plot([], [], marker="o", color="#333333", linestyle="none",

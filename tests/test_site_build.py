@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from site_fixtures import build_small_site, require_katex
+from browser.site_fixtures import build_small_site, require_katex
 
 
 @pytest.mark.slow
@@ -25,7 +25,7 @@ def test_strict_build_makes_every_page(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_charts_are_deterministic() -> None:
-    from site_fixtures import SMALL_SPECS
+    from browser.site_fixtures import SMALL_SPECS
 
     from roofline.specs import load_specs
     from site_gen import pool

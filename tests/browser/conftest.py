@@ -1,4 +1,4 @@
-"""Make ``tests/site_fixtures.py`` importable from the browser tests."""
+"""Put ``tests/`` on sys.path so ``browser.site_fixtures`` imports from the browser tests."""
 
 from __future__ import annotations
 

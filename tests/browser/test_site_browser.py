@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from site_fixtures import ROOT, build_small_site, require_katex
+from browser.site_fixtures import ROOT, build_small_site, require_katex
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent.parent.parent
 SMALL_SPECS = ROOT / "tests" / "data" / "site_small_specs.toml"
 
 

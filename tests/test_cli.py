@@ -159,3 +159,20 @@ def test_specs_show_prints_sources_and_basis(capsys):
     assert code == 0
     assert "efficiency basis           assumed" in out
     assert "https://" in out and "read 2026-" in out
+
+
+@pytest.mark.parametrize("index", [0, 41, 90])
+def test_eval_with_reference_specs_equals_pinned_reference(capsys, tmp_path, index):
+    """The CLI path (--specs, --shapes-file, json) reproduces the reference's numbers."""
+    case = json.loads(open("tests/data/parity_seed.json").read())[index]
+    shapes = tmp_path / "shapes.csv"
+    shapes.write_text("M,K,N\n" + "".join(f"{m},{k},{n}\n" for m, k, n in case["shapes"]))
+    fusion = ["--fusion"] if case["fusion"] else []
+    code, out, _ = run(capsys, "eval", "--gpu", case["gpu"], "--mode", case["mode"],
+                       "--recipe", case["recipe"], *fusion, "--specs", "tests/data/seed_specs.toml",
+                       "--shapes-file", str(shapes), "--format", "json")  # fmt: skip
+    assert code == 0
+    rows = json.loads(out)
+    for column, expected in case["columns"].items():
+        got = [row[column] for row in rows]
+        assert got == pytest.approx(expected, rel=1e-12)

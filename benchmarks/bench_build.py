@@ -29,8 +29,13 @@ def one_run() -> dict[str, float]:
 
     with tempfile.TemporaryDirectory() as tmp:
         began = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", SNIPPET, str(Path(tmp) / "site")],
-                              cwd=ROOT, capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", SNIPPET, str(Path(tmp) / "site")],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         wall = time.perf_counter() - began
     sys.stdout.write(proc.stdout)
     if proc.returncode != 0:

@@ -77,7 +77,9 @@ def main() -> int:
         ok &= ratio >= TARGET_RATIO and rate >= TARGET_SHAPES_PER_S
         print(f"{' / '.join(case):42} {slow:13.3e} {fast:15.3e} {ratio:10.3g} {rate:11.3g}")
     verdict = "meets" if ok else "MISSES"
-    print(f"\n{verdict} the targets: ratio >= {TARGET_RATIO:g}, >= {TARGET_SHAPES_PER_S:g} shapes/s")
+    print(
+        f"\n{verdict} the targets: ratio >= {TARGET_RATIO:g}, >= {TARGET_SHAPES_PER_S:g} shapes/s"
+    )
     return 0 if ok else 1
 
 

@@ -7,6 +7,7 @@ import io
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -164,7 +165,7 @@ def test_specs_show_prints_sources_and_basis(capsys):
 @pytest.mark.parametrize("index", [0, 41, 90])
 def test_eval_with_reference_specs_equals_pinned_reference(capsys, tmp_path, index):
     """The CLI path (--specs, --shapes-file, json) reproduces the reference's numbers."""
-    case = json.loads(open("tests/data/parity_seed.json").read())[index]
+    case = json.loads(Path("tests/data/parity_seed.json").read_text())[index]
     shapes = tmp_path / "shapes.csv"
     shapes.write_text("M,K,N\n" + "".join(f"{m},{k},{n}\n" for m, k, n in case["shapes"]))
     fusion = ["--fusion"] if case["fusion"] else []

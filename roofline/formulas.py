@@ -79,12 +79,13 @@ class GemmTime:
     compute: sympy.Expr
     memory: sympy.Expr
 
-    @property
+    @functools.cached_property
     def total(self) -> sympy.Expr:
         """max(compute, memory, launch floor)."""
         return sympy.Max(self.compute, self.memory, T_LAUNCH.symbol)
 
 
+@functools.cache  # sympy's Max simplification is costly; models share GEMMs
 def gemm_time(
     m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, scale_block: int | None
 ) -> GemmTime:
@@ -102,6 +103,7 @@ def gemm_time(
     return GemmTime(compute, memory_time(bytes_moved))
 
 
+@functools.cache
 def cast_kernel_time(kernel: CastKernel, fused: bool) -> sympy.Expr:
     """max(bytes / achievable bandwidth, launch floor) for one cast kernel."""
     d0, d1 = ROLE_DIMS[kernel.role]

@@ -46,16 +46,13 @@ def symbolic(expr: sympy.Expr) -> str:
 def instantiated(expr: sympy.Expr, gpu: GpuSpec) -> str:
     """The formula with ``gpu``'s figures in place of the hardware symbols.
 
-    Each figure replaces its symbol as a stand-in symbol printed as the number, so the
-    figures stay apart (``0.92 \\cdot 2.4 \\cdot 10^{12}``) instead of folding into
-    one opaque constant, and the formula keeps its symbolic shape.
+    The figures are printed as the symbols' names rather than substituted, so they stay
+    apart (``2.4 \\cdot 10^{12} \\cdot 0.92``) instead of folding into one opaque
+    constant, the formula keeps its symbolic shape, and no expression is rebuilt.
     """
     values = gpu.hardware_values()
     names = dict(_NAMES)
-    stand_ins = {}
     for hw in HARDWARE_SYMBOLS:
         if hw.spec_key in values:
-            stand_in = sympy.Symbol(f"value_{hw.symbol.name}", positive=True)
-            stand_ins[hw.symbol] = stand_in
-            names[stand_in] = format_number_latex(values[hw.spec_key])
-    return _Printer({"symbol_names": names}).doprint(expr.xreplace(stand_ins))
+            names[hw.symbol] = format_number_latex(values[hw.spec_key])
+    return _Printer({"symbol_names": names}).doprint(expr)

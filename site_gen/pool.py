@@ -17,14 +17,15 @@ _PLOTTERS = {
 }
 
 
-def draw(job: PlotJob) -> tuple[str, str]:
-    """Draw one chart: (docs-relative path, SVG text)."""
-    return job.path, _PLOTTERS[job.kind](**job.kwargs)
+def draw(job: PlotJob) -> list[tuple[str, str]]:
+    """Draw one chart: (docs-relative path, SVG text) for each path that shows it."""
+    svg = _PLOTTERS[job.kind](**job.kwargs)
+    return [(path, svg) for path in job.paths]
 
 
 def draw_many(jobs: list[PlotJob]) -> list[tuple[str, str]]:
     """Draw a batch of charts in one task (fewer round trips)."""
-    return [draw(job) for job in jobs]
+    return [item for job in jobs for item in draw(job)]
 
 
 def latex_for(gpu: GpuSpec) -> tuple[str, dict[tuple[str, str], Formula]]:

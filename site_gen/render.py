@@ -6,8 +6,9 @@ mapping ``docs-relative path -> text`` and a list of :class:`PlotJob` for the ch
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jinja2
@@ -32,6 +33,12 @@ class PlotJob:
     path: str
     kind: str
     kwargs: dict[str, Any]
+    copies: list[str] = field(default_factory=list)  # more paths that show the same chart
+
+    @property
+    def paths(self) -> list[str]:
+        """Every docs-relative path this drawing is written to."""
+        return [self.path, *self.copies]
 
 
 def environment() -> jinja2.Environment:
@@ -48,6 +55,28 @@ def environment() -> jinja2.Environment:
     return env
 
 
+def _canonical(value: Any) -> Any:
+    """A JSON-able, order-stable form of plot arguments (arrays by their bytes)."""
+    if isinstance(value, np.ndarray):
+        return ["ndarray", str(value.dtype), list(value.shape),
+                hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()]
+    if isinstance(value, dict):
+        return [[_canonical(k), _canonical(v)] for k, v in value.items()]
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    if isinstance(value, float | np.floating):
+        return repr(float(value))
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def chart_key(kind: str, kwargs: dict[str, Any]) -> str:
+    """A digest of a chart's kind and inputs: equal digests draw equal SVGs."""
+    text = json.dumps([kind, _canonical(kwargs)], sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 class Renderer:
     """Collects pages and plot jobs for one atlas."""
 
@@ -57,6 +86,7 @@ class Renderer:
         self.env = environment()
         self.pages: dict[str, str] = {}
         self.plots: list[PlotJob] = []
+        self.drawn: dict[str, PlotJob] = {}  # chart content key -> its drawing
         self.symbolic = {
             (mode.value, r.name): symbolic_formulas(mode, r.name)
             for mode in config.MODES
@@ -68,8 +98,18 @@ class Renderer:
         self.pages[path] = self.env.get_template(template).render(page_path=path, **context)
 
     def plot(self, path: str, kind: str, **kwargs: Any) -> str:
-        """Queue a chart; returns its docs-relative path."""
-        self.plots.append(PlotJob(path, kind, kwargs))
+        """Queue a chart; returns its docs-relative path.
+
+        Charts are content-addressed: a chart whose inputs equal an earlier one's (e.g.
+        mxfp8_cublas and mxfp8_emulated share every formula) is drawn once and written
+        to every path that shows it, so identical recipes cost one drawing.
+        """
+        key = chart_key(kind, kwargs)
+        if key in self.drawn:
+            self.drawn[key].copies.append(path)
+        else:
+            self.drawn[key] = PlotJob(path, kind, kwargs)
+            self.plots.append(self.drawn[key])
         return path
 
     # -- pages ----------------------------------------------------------------------
@@ -195,14 +235,14 @@ class Renderer:
             self.page(page, "gpu_recipe.md.j2", computable=False, **common)
             return
         img = f"{ctx.gpu_dir(gpu)}/img/{stem}"
-        self.plot(f"{img}-heatmap.svg", "heatmap", title=f"{title}: speedup",
+        self.plot(f"{img}-heatmap.svg", "heatmap", title="",
                   heat_m=config.HEAT_M, heat_kn=config.HEAT_KN, speedup=result.heat,
                   mark=ctx.heat_mark())
-        self.plot(f"{img}-curves.svg", "curves", title=f"{title}: speedup vs M",
+        self.plot(f"{img}-curves.svg", "curves", title="",
                   curve_m=config.CURVE_M, curves=result.curves)
-        self.plot(f"{img}-breakdown.svg", "breakdown", title="time per GEMM and cast kernel",
+        self.plot(f"{img}-breakdown.svg", "breakdown", title="",
                   shape_labels=[f"M={m}, K={k}, N={n}" for m, k, n in config.BREAKDOWN_SHAPES],
-                  recipe_label=recipe.name, terms=_breakdown_terms(result))
+                  recipe_label="low precision", terms=_breakdown_terms(result))
         llama_names = tuple(s.name for s in next(t for t in table_sets() if t.name == "llama")
                             .shapes)
         tables = {

@@ -33,7 +33,7 @@ def test_charts_are_deterministic() -> None:
 
     _pages, jobs = generate_docs(load_specs(SMALL_SPECS))
     sample = jobs[:6]
-    first = [pool.draw(job)[1] for job in sample]
-    again = [pool.draw(job)[1] for job in reversed(sample)][::-1]
+    first = [pool.draw(job)[0][1] for job in sample]
+    again = [pool.draw(job)[0][1] for job in reversed(sample)][::-1]
     assert first == again
     assert all("<svg" in svg and "Date" not in svg[:400] for svg in first)

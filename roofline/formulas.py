@@ -215,7 +215,7 @@ def _cast_terms(mode: Mode, recipe: Recipe, fusion: bool) -> list[Term]:
     counts: dict[Role, int] = {}
     terms = []
     for kernel in recipe.plan(mode).kernels:
-        fused = fusion and mode is Mode.TRAINING and kernel.role is not Role.WEIGHT
+        fused = fusion and mode is Mode.TRAINING and kernel.fuses_under_fusion
         counts[kernel.role] = counts.get(kernel.role, 0) + 1
         key = f"cast.{kernel.role}.{counts[kernel.role]}"
         label = f"{kernel.role}: {kernel.description}"

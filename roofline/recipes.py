@@ -96,6 +96,11 @@ class CastKernel:
     write_bytes: sympy.Expr
     read_fusable: bool = False
 
+    @property
+    def fuses_under_fusion(self) -> bool:
+        """True when fusion modelling removes this kernel's read (activations only)."""
+        return self.read_fusable and self.role is not Role.WEIGHT
+
     def bytes_moved(self, fused: bool) -> sympy.Expr:
         """Bytes this kernel moves, in ``d_0, d_1``, with or without fusion."""
         read = sympy.Integer(0) if fused and self.read_fusable else self.read_bytes

@@ -43,8 +43,9 @@ class StageTimer:
         began = time.perf_counter()
         yield
         self.timings[name] = time.perf_counter() - began
-        print(f"[build] {name:<8} done in {self.timings[name]:5.1f} s", file=self.stream,
-              flush=True)
+        print(
+            f"[build] {name:<8} done in {self.timings[name]:5.1f} s", file=self.stream, flush=True
+        )
 
     def total(self) -> float:
         """Seconds since the build began."""
@@ -53,7 +54,7 @@ class StageTimer:
 
 def generate_docs(
     specs: SpecDatabase,
-    instantiated: dict[str, dict[tuple[str, str], Formula]] | None = None,
+    instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]]] | None = None,
 ) -> tuple[dict[str, str], list[PlotJob]]:
     """Gather and render without drawing or writing (used by the golden tests)."""
     atlas = gather(specs)

@@ -15,7 +15,6 @@ from roofline.capability import Support
 from roofline.recipes import Mode, Recipe
 from roofline.specs import GpuSpec
 from site_gen import config
-from site_gen.formulas import Formula
 from site_gen.gather import Atlas, RecipeResult, break_even_m, table_sets
 
 GEN = config.GENERATED_DIRNAME
@@ -96,12 +95,12 @@ class Table:
 
     def markdown(self) -> str:
         """GitHub-flavoured Markdown (pipes escaped)."""
+
         def esc(text: str) -> str:
             return str(text).replace("|", "\\|")
 
         align = self.align or ("---",) * len(self.header)
-        lines = ["| " + " | ".join(esc(h) for h in self.header) + " |",
-                 "|" + "|".join(align) + "|"]
+        lines = ["| " + " | ".join(esc(h) for h in self.header) + " |", "|" + "|".join(align) + "|"]
         lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in self.rows]
         return "\n".join(lines)
 
@@ -138,9 +137,7 @@ def matrix_table(atlas: Atlas, mode: Mode, shape_set: str, page: str) -> Table:
     table = Table(header)
     for gpu in atlas.gpus:
         results = atlas.for_gpu(gpu.name, mode)
-        values = [
-            r.aggregate_speedup(shape_set) if r.computable else None for r in results
-        ]
+        values = [r.aggregate_speedup(shape_set) if r.computable else None for r in results]
         native = [v for v, r in zip(values, results, strict=True) if r.native and v is not None]
         best = max(native) if native else None
         cells = []
@@ -159,39 +156,63 @@ def break_even_table(results: list[RecipeResult], page: str, fusion: bool = Fals
     for r in results:
         link = rel(recipe_result_page(r.gpu, r.mode, r.recipe.name), page)
         if not r.computable:
-            table.rows.append((f"[{r.recipe.name}]({link})", SUPPORT_BADGE[r.capability.support],
-                               *("—" for _ in config.BREAK_EVEN_KN)))
+            table.rows.append(
+                (
+                    f"[{r.recipe.name}]({link})",
+                    SUPPORT_BADGE[r.capability.support],
+                    *("—" for _ in config.BREAK_EVEN_KN),
+                )
+            )
             continue
         curves = r.curves_fused if fusion else r.curves
-        table.rows.append((
-            f"[{r.recipe.name}]({link})",
-            SUPPORT_BADGE[r.capability.support],
-            *(fmt_m(break_even_m(curves[kn])) for kn in config.BREAK_EVEN_KN),
-        ))
+        table.rows.append(
+            (
+                f"[{r.recipe.name}]({link})",
+                SUPPORT_BADGE[r.capability.support],
+                *(fmt_m(break_even_m(curves[kn])) for kn in config.BREAK_EVEN_KN),
+            )
+        )
     return table
 
 
 def ranked_table(results: list[RecipeResult], page: str) -> Table:
     """Recipes ranked by aggregate speedup over the llama shapes (computable ones)."""
     llama = next(s for s in table_sets() if s.name == "llama")
-    header = ("rank", "recipe", "support", "all four GEMMs",
-              *(s.name for s in llama.shapes), "fused: all four")
+    header = (
+        "rank",
+        "recipe",
+        "support",
+        "all four GEMMs",
+        *(s.name for s in llama.shapes),
+        "fused: all four",
+    )
     table = Table(header)
-    computable = sorted((r for r in results if r.computable),
-                        key=lambda r: -r.aggregate_speedup("llama"))
+    computable = sorted(
+        (r for r in results if r.computable), key=lambda r: -r.aggregate_speedup("llama")
+    )
     for rank, r in enumerate(computable, 1):
         link = rel(recipe_result_page(r.gpu, r.mode, r.recipe.name), page)
-        table.rows.append((
-            str(rank), f"[{r.recipe.name}]({link})", SUPPORT_BADGE[r.capability.support],
-            fmt_speedup(r.aggregate_speedup("llama")),
-            *(fmt_speedup(v) for v in r.speedup_at("llama")),
-            fmt_speedup(r.aggregate_speedup("llama", fusion=True)),
-        ))
+        table.rows.append(
+            (
+                str(rank),
+                f"[{r.recipe.name}]({link})",
+                SUPPORT_BADGE[r.capability.support],
+                fmt_speedup(r.aggregate_speedup("llama")),
+                *(fmt_speedup(v) for v in r.speedup_at("llama")),
+                fmt_speedup(r.aggregate_speedup("llama", fusion=True)),
+            )
+        )
     for r in results:
         if not r.computable:
             link = rel(recipe_result_page(r.gpu, r.mode, r.recipe.name), page)
-            table.rows.append(("—", f"[{r.recipe.name}]({link})", "not computable",
-                               *("—" for _ in range(len(llama.shapes) + 2))))
+            table.rows.append(
+                (
+                    "—",
+                    f"[{r.recipe.name}]({link})",
+                    "not computable",
+                    *("—" for _ in range(len(llama.shapes) + 2)),
+                )
+            )
     return table
 
 
@@ -229,10 +250,14 @@ def speedup_summary(result: RecipeResult) -> dict[str, str]:
 
 def ridge_table(gpu: GpuSpec) -> Table:
     """Ridge points per format: at peak figures and at achievable figures."""
-    table = Table(("format", "peak (TFLOP/s)", "ridge at peak (FLOP/byte)",
-                   "ridge at achievable (FLOP/byte)"))
-    for fmt, key in (("bf16", "bf16_peak_tops"), ("fp8", "fp8_peak_tops"),
-                     ("fp4", "fp4_peak_tops")):
+    table = Table(
+        ("format", "peak (TFLOP/s)", "ridge at peak (FLOP/byte)", "ridge at achievable (FLOP/byte)")
+    )
+    for fmt, key in (
+        ("bf16", "bf16_peak_tops"),
+        ("fp8", "fp8_peak_tops"),
+        ("fp4", "fp4_peak_tops"),
+    ):
         peak = gpu.value(key)
         ridge = gpu.ridge_point_flop_per_byte(key)
         if peak is None or ridge is None:
@@ -248,8 +273,11 @@ def roofline_points(gpu: GpuSpec) -> list[tuple[str, str, float, float]]:
     from roofline.shapes import llama
 
     points = []
-    for fmt, key, nbytes in (("bf16", "bf16_peak_tops", 2.0), ("fp8", "fp8_peak_tops", 1.0),
-                             ("fp4", "fp4_peak_tops", 0.5)):
+    for fmt, key, nbytes in (
+        ("bf16", "bf16_peak_tops", 2.0),
+        ("fp8", "fp8_peak_tops", 1.0),
+        ("fp4", "fp4_peak_tops", 0.5),
+    ):
         peak = gpu.value(key)
         if peak is None:
             continue
@@ -272,14 +300,6 @@ def recipe_intro(recipe: Recipe) -> dict[str, str]:
         "native": recipe.native_format,
         "modes": ", ".join(m.value for m in recipe.modes),
     }
-
-
-@dataclass(frozen=True)
-class FormulaGroup:
-    """Formulas shown together on a page."""
-
-    symbolic: tuple[Formula, ...]
-    instantiated: Formula | None = None
 
 
 def heat_mark() -> tuple[int, int]:

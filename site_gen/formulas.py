@@ -71,8 +71,12 @@ def symbolic_formulas(mode: Mode, recipe: str) -> list[Formula]:
     return out
 
 
-def instantiated_for_gpu(gpu: GpuSpec) -> dict[tuple[str, str], Formula]:
-    """(mode, recipe) -> the speedup with ``gpu``'s figures substituted (computable only)."""
+def instantiated_for_gpu(gpu: GpuSpec) -> dict[tuple[str, str], tuple[Formula, ...]]:
+    """(mode, recipe) -> the speedup, then each total, with ``gpu``'s figures substituted.
+
+    Only computable combinations appear. The totals read better than the whole speedup
+    (which runs wide), so pages show them first; the speedup stays for citing.
+    """
     out = {}
     for mode in config.MODES:
         for recipe in RECIPE_LIST:
@@ -81,12 +85,23 @@ def instantiated_for_gpu(gpu: GpuSpec) -> dict[tuple[str, str], Formula]:
             if classify(gpu, recipe, mode).support is Support.IMPOSSIBLE:
                 continue
             model = build_model(mode, recipe)
-            out[(mode.value, recipe.name)] = Formula(
+            speedup = Formula(
                 config.formula_id(mode, recipe.name, "speedup", gpu=gpu.name),
                 f"speedup on {gpu.name}",
                 r"\mathrm{speedup}",
                 instantiated(model.speedup, gpu),
             )
+            totals = tuple(
+                Formula(
+                    config.formula_id(mode, recipe.name, quantity.value, gpu=gpu.name),
+                    f"{QUANTITY_CAPTIONS[quantity]}, on {gpu.name}",
+                    quantity_lhs(quantity),
+                    instantiated(model.total(quantity), gpu),
+                )
+                for quantity in model.quantities()
+                if quantity is not Quantity.SPEEDUP
+            )
+            out[(mode.value, recipe.name)] = (speedup, *totals)
     return out
 
 
@@ -98,24 +113,38 @@ def methodology_formulas() -> dict[str, Formula]:
     kernel = get_recipe("rowwise", Mode.INFERENCE).plan(Mode.INFERENCE).kernels_for(Role.INPUT)[0]
     items = {
         "gemm-compute": (
-            "GEMM compute time (bf16 operands)", r"T_{\mathrm{compute}}", bf16.compute
+            "GEMM compute time (bf16 operands)",
+            r"T_{\mathrm{compute}}",
+            bf16.compute,
         ),
         "gemm-memory": ("GEMM memory time (bf16 operands)", r"T_{\mathrm{memory}}", bf16.memory),
         "gemm-bf16": ("bf16 GEMM time", r"T_{\mathrm{gemm}}", bf16.total),
         "gemm-fp8": ("fp8 GEMM time", r"T_{\mathrm{gemm}}", fp8.total),
-        "gemm-mxfp8": ("MXFP8 GEMM time (reads one scale per 32 elements)", r"T_{\mathrm{gemm}}",
-                       mx.total),
-        "cast-rowwise": ("a cast kernel: rowwise inference quantize of the input",
-                         r"T_{\mathrm{cast}}", cast_kernel_time(kernel, False)),
-        "bf16-act": ("the bf16 activation kernel (inference with fusion)",
-                     r"T_{\mathrm{act}}^{\mathrm{bf16}}", bf16_activation_time()),
-        "speedup-training": ("speedup (training, or inference without fusion)",
-                             r"\mathrm{speedup}",
-                             build_model(Mode.TRAINING, "rowwise").structured_speedup),
-        "speedup-inference-fused": ("speedup (inference with fusion modelling)",
-                                    r"\mathrm{speedup}",
-                                    build_model(Mode.INFERENCE, "rowwise", True)
-                                    .structured_speedup),
+        "gemm-mxfp8": (
+            "MXFP8 GEMM time (reads one scale per 32 elements)",
+            r"T_{\mathrm{gemm}}",
+            mx.total,
+        ),
+        "cast-rowwise": (
+            "a cast kernel: rowwise inference quantize of the input",
+            r"T_{\mathrm{cast}}",
+            cast_kernel_time(kernel, False),
+        ),
+        "bf16-act": (
+            "the bf16 activation kernel (inference with fusion)",
+            r"T_{\mathrm{act}}^{\mathrm{bf16}}",
+            bf16_activation_time(),
+        ),
+        "speedup-training": (
+            "speedup (training, or inference without fusion)",
+            r"\mathrm{speedup}",
+            build_model(Mode.TRAINING, "rowwise").structured_speedup,
+        ),
+        "speedup-inference-fused": (
+            "speedup (inference with fusion modelling)",
+            r"\mathrm{speedup}",
+            build_model(Mode.INFERENCE, "rowwise", True).structured_speedup,
+        ),
     }
     return {
         key: Formula(f"f-model-{key}", caption, lhs, symbolic(expr))

@@ -21,10 +21,19 @@ from matplotlib.colors import ListedColormap, TwoSlopeNorm
 from matplotlib.patches import Patch
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000",
-             "#F0E442")
-TOL_MUTED = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677",
-             "#882255", "#AA4499", "#BBBBBB")
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+TOL_MUTED = (
+    "#332288",
+    "#88CCEE",
+    "#44AA99",
+    "#117733",
+    "#999933",
+    "#DDCC77",
+    "#CC6677",
+    "#882255",
+    "#AA4499",
+    "#BBBBBB",
+)
 BF16_GREY = "#DDDDDD"
 WIDTH_IN = 7.6
 
@@ -86,14 +95,26 @@ def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None) 
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.6))
     fig.subplots_adjust(left=0.09, right=0.9, bottom=0.11, top=0.93)
     image = ax.imshow(
-        np.ones((len(y), len(x))), origin="lower", aspect="auto",
-        extent=(x[0] - dx, x[-1] + dx, y[0] - dy, y[-1] + dy), cmap="RdBu",
-        norm=TwoSlopeNorm(vcenter=1.0, vmin=0.5, vmax=2.0), interpolation="nearest",
+        np.ones((len(y), len(x))),
+        origin="lower",
+        aspect="auto",
+        extent=(x[0] - dx, x[-1] + dx, y[0] - dy, y[-1] + dy),
+        cmap="RdBu",
+        norm=TwoSlopeNorm(vcenter=1.0, vmin=0.5, vmax=2.0),
+        interpolation="nearest",
     )
     ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1")
     if mark is not None:
-        ax.plot(np.log2(mark[0]), np.log2(mark[1]), marker="*", markersize=12, color="#FFD23F",
-                markeredgecolor="black", linestyle="none", label=f"M={mark[0]}, K=N={mark[1]}")
+        ax.plot(
+            np.log2(mark[0]),
+            np.log2(mark[1]),
+            marker="*",
+            markersize=12,
+            color="#FFD23F",
+            markeredgecolor="black",
+            linestyle="none",
+            label=f"M={mark[0]}, K=N={mark[1]}",
+        )
     ax.legend(loc="upper left", framealpha=0.9)
     _log2_axis(ax.xaxis, x[0], x[-1])
     _log2_axis(ax.yaxis, y[0], y[-1])
@@ -125,8 +146,9 @@ def heatmap_svg(
     parts["image"].set_norm(TwoSlopeNorm(vcenter=1.0, vmin=vmin, vmax=vmax))
     parts["bar"].update_normal(parts["image"])
     if np.min(speedup) < 1.0 < np.max(speedup):
-        parts["contour"] = parts["ax"].contour(x, y, speedup, levels=[1.0], colors="black",
-                                               linewidths=1.4)
+        parts["contour"] = parts["ax"].contour(
+            x, y, speedup, levels=[1.0], colors="black", linewidths=1.4
+        )
     parts["ax"].set_title(title)
     return to_svg(parts["fig"], close=False)
 
@@ -140,13 +162,26 @@ def curves_svg(title: str, curve_m: np.ndarray, curves: dict[int, np.ndarray]) -
         fig.subplots_adjust(left=0.09, right=0.98, bottom=0.12, top=0.92)
         styles = ("-", "--", "-.", ":", "-")
         lines = [
-            ax.plot(x, np.ones_like(x), color=OKABE_ITO[i], linestyle=styles[i % len(styles)],
-                    linewidth=1.8, label=f"K = N = {kn}")[0]
+            ax.plot(
+                x,
+                np.ones_like(x),
+                color=OKABE_ITO[i],
+                linestyle=styles[i % len(styles)],
+                linewidth=1.8,
+                label=f"K = N = {kn}",
+            )[0]
             for i, kn in enumerate(curves)
         ]
         ax.axhline(1.0, color="#555555", linewidth=1.0, linestyle=(0, (4, 3)))
-        ax.text(x[0], 1.0, " break-even (speedup = 1)", va="bottom", ha="left", fontsize=8,
-                color="#555555")
+        ax.text(
+            x[0],
+            1.0,
+            " break-even (speedup = 1)",
+            va="bottom",
+            ha="left",
+            fontsize=8,
+            color="#555555",
+        )
         _log2_axis(ax.xaxis, x[0], x[-1])
         ax.set_xlabel("M (tokens per GEMM, log2 scale)")
         ax.set_ylabel("speedup over bf16 (×)")
@@ -205,21 +240,29 @@ def breakdown_svg(
     for label, is_baseline, seconds in terms:
         share = 100.0 * np.asarray(seconds, dtype=float) / baseline_s
         y = rows_y + (0.0 if is_baseline else 1.0)
-        ax.barh(y, share, left=lefts[is_baseline], height=0.85, color=colours[label],
-                hatch=hatches[label], edgecolor="white", linewidth=0.4,
-                label=None if label in seen else label)
+        ax.barh(
+            y,
+            share,
+            left=lefts[is_baseline],
+            height=0.85,
+            color=colours[label],
+            hatch=hatches[label],
+            edgecolor="white",
+            linewidth=0.4,
+            label=None if label in seen else label,
+        )
         seen.add(label)
         lefts[is_baseline] = lefts[is_baseline] + share
     ticks = np.concatenate([rows_y, rows_y + 1.0])
-    tick_labels = [f"{lbl}   bf16 ({t * 1e6:,.0f} µs)" for lbl, t in zip(shape_labels, baseline_s,
-                                                                            strict=True)]
+    tick_labels = [
+        f"{lbl}   bf16 ({t * 1e6:,.0f} µs)" for lbl, t in zip(shape_labels, baseline_s, strict=True)
+    ]
     tick_labels += [f"{recipe_label} ({p:.0f}%)" for p in lefts[False]]
     ax.set_yticks(ticks, tick_labels, fontsize=8)
     ax.set_ylim(ticks.max() + 0.7, -0.7)
     ax.set_xlim(0, max(100.0, float(np.max(lefts[False]))) * 1.04)
     ax.set_title(title)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.3, -0.1), ncols=2, fontsize=7.5,
-              frameon=False)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.3, -0.1), ncols=2, fontsize=7.5, frameon=False)
     return to_svg(fig, close=False)
 
 
@@ -239,34 +282,78 @@ def roofline_svg(
     fig.subplots_adjust(left=0.09, right=0.98, bottom=0.11, top=0.93)
     intensity = np.logspace(0, 4.3, 200)
     top = max(p for _, p in ceilings)
-    ax.plot(intensity, np.minimum(intensity * bandwidth_bytes_s, top) / 1e12, color="#777777",
-            linewidth=1.0, linestyle=":", label=f"memory slope {bandwidth_bytes_s / 1e12:g} TB/s")
+    ax.plot(
+        intensity,
+        np.minimum(intensity * bandwidth_bytes_s, top) / 1e12,
+        color="#777777",
+        linewidth=1.0,
+        linestyle=":",
+        label=f"memory slope {bandwidth_bytes_s / 1e12:g} TB/s",
+    )
     for i, (fmt, peak) in enumerate(ceilings):
         colour = OKABE_ITO[i]
         roof = np.minimum(intensity * bandwidth_bytes_s, peak) / 1e12
-        ax.plot(intensity, roof, color=colour, linewidth=2.0,
-                label=f"{fmt} peak {peak / 1e12:,.0f} TFLOP/s")
+        ax.plot(
+            intensity,
+            roof,
+            color=colour,
+            linewidth=2.0,
+            label=f"{fmt} peak {peak / 1e12:,.0f} TFLOP/s",
+        )
         achievable = np.minimum(intensity * bandwidth_bytes_s * eta_mem, peak * eta_gemm) / 1e12
         ax.plot(intensity, achievable, color=colour, linewidth=1.0, linestyle="--")
         ridge = peak / bandwidth_bytes_s
-        ax.annotate(f"ridge {ridge:,.0f}", (ridge, peak / 1e12), textcoords="offset points",
-                    xytext=(4, -12), fontsize=8, color=colour)
+        ax.annotate(
+            f"ridge {ridge:,.0f}",
+            (ridge, peak / 1e12),
+            textcoords="offset points",
+            xytext=(4, -12),
+            fontsize=8,
+            color=colour,
+        )
     markers = {"bf16": "o", "fp8": "s", "fp4": "D"}
     fmt_colour = {fmt: OKABE_ITO[i] for i, (fmt, _) in enumerate(ceilings)}
     labelled = 0
     for label, fmt, ai, flops in points:
-        ax.plot(ai, flops / 1e12, marker=markers.get(fmt, "o"), color=fmt_colour.get(fmt, "k"),
-                markeredgecolor="black", markersize=6, linestyle="none")
+        ax.plot(
+            ai,
+            flops / 1e12,
+            marker=markers.get(fmt, "o"),
+            color=fmt_colour.get(fmt, "k"),
+            markeredgecolor="black",
+            markersize=6,
+            linestyle="none",
+        )
         if label:
             # Alternate below/above so neighbouring GEMMs' names do not overlap.
             offset = (0, -14 - 9 * (labelled % 2)) if labelled % 2 else (0, -14)
-            ax.annotate(label, (ai, flops / 1e12), textcoords="offset points", xytext=offset,
-                        fontsize=7, color="#333333", ha="center", rotation=0)
+            ax.annotate(
+                label,
+                (ai, flops / 1e12),
+                textcoords="offset points",
+                xytext=offset,
+                fontsize=7,
+                color="#333333",
+                ha="center",
+                rotation=0,
+            )
             labelled += 1
-    ax.plot([], [], color="#333333", linestyle="--", linewidth=1.0,
-            label=f"achievable ({eta_gemm:.0%} GEMM, {eta_mem:.0%} memory)")
-    ax.plot([], [], marker="o", color="#333333", linestyle="none",
-            label="llama GEMMs (M=16384), per format")
+    ax.plot(
+        [],
+        [],
+        color="#333333",
+        linestyle="--",
+        linewidth=1.0,
+        label=f"achievable ({eta_gemm:.0%} GEMM, {eta_mem:.0%} memory)",
+    )
+    ax.plot(
+        [],
+        [],
+        marker="o",
+        color="#333333",
+        linestyle="none",
+        label="llama GEMMs (M=16384), per format",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
@@ -287,29 +374,52 @@ def decision_svg(
     """The fastest native recipe per (M, K=N) cell; grey = stay in bf16."""
     x, y = np.log2(heat_m), np.log2(heat_kn)
     dx, dy = (x[1] - x[0]) / 2, (y[1] - y[0]) / 2
-    present = sorted({int(v) for v in np.unique(best)})
-    colours = [BF16_GREY] + [OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(recipes))]
+    # Colours go to the recipes that win somewhere, largest area first, so the common
+    # winners get the most distinct Okabe-Ito hues and yellow is rarely needed.
+    winners, counts = np.unique(best[best >= 0], return_counts=True)
+    order = [int(w) for _, w in sorted(zip(-counts, winners, strict=True))]
+    slot = {recipe: i + 1 for i, recipe in enumerate(order)}  # 0 is bf16
+    shown = np.vectorize(lambda v: slot.get(int(v), 0))(best) if best.size else best
+    colours = [BF16_GREY] + [OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(order))]
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.4))
     fig.subplots_adjust(left=0.09, right=0.66, bottom=0.11, top=0.93)
-    ax.imshow(best + 1, origin="lower", aspect="auto", interpolation="nearest",
-              extent=(x[0] - dx, x[-1] + dx, y[0] - dy, y[-1] + dy),
-              cmap=ListedColormap(colours), vmin=-0.5, vmax=len(colours) - 0.5)
-    handles = [
-        Patch(facecolor=colours[i + 1], label=recipes[i] if i >= 0 else "bf16 (no recipe wins)")
-        if i >= 0 else Patch(facecolor=BF16_GREY, label="bf16 (no recipe wins)")
-        for i in present
-    ]
+    ax.imshow(
+        shown,
+        origin="lower",
+        aspect="auto",
+        interpolation="nearest",
+        extent=(x[0] - dx, x[-1] + dx, y[0] - dy, y[-1] + dy),
+        cmap=ListedColormap(colours),
+        vmin=-0.5,
+        vmax=len(colours) - 0.5,
+    )
+    handles = [Patch(facecolor=colours[slot[r]], label=recipes[r]) for r in order]
+    if np.any(best < 0):
+        handles.append(Patch(facecolor=BF16_GREY, label="bf16 (no recipe wins)"))
     if mark is not None:
-        ax.plot(np.log2(mark[0]), np.log2(mark[1]), marker="*", markersize=12, color="white",
-                markeredgecolor="black", linestyle="none")
+        ax.plot(
+            np.log2(mark[0]),
+            np.log2(mark[1]),
+            marker="*",
+            markersize=12,
+            color="white",
+            markeredgecolor="black",
+            linestyle="none",
+        )
     _log2_axis(ax.xaxis, x[0], x[-1])
     _log2_axis(ax.yaxis, y[0], y[-1])
     ax.grid(False)
     ax.set_xlabel("M (tokens per GEMM, log2 scale)")
     ax.set_ylabel("K = N (log2 scale)")
     ax.set_title(title)
-    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(0.67, 0.93), fontsize=8,
-               title="fastest", frameon=False)
+    fig.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(0.67, 0.93),
+        fontsize=8,
+        title="fastest",
+        frameon=False,
+    )
     return to_svg(fig)
 
 
@@ -323,10 +433,16 @@ def compare_svg(
     for i, (label, native, values) in enumerate(series):
         colour = OKABE_ITO[i % 7]
         width = 2.0 if i < 7 else 1.2
-        ax.plot(x, values, color=colour, linewidth=width,
-                linestyle="-" if native else "--",
-                marker=None if i < 7 else ".", markevery=16,
-                label=label if native else f"{label} (hypothetical)")
+        ax.plot(
+            x,
+            values,
+            color=colour,
+            linewidth=width,
+            linestyle="-" if native else "--",
+            marker=None if i < 7 else ".",
+            markevery=16,
+            label=label if native else f"{label} (hypothetical)",
+        )
     ax.axhline(1.0, color="#555555", linewidth=1.0, linestyle=(0, (4, 3)))
     _log2_axis(ax.xaxis, x[0], x[-1])
     ax.set_xlabel("M (tokens per GEMM, log2 scale)")

@@ -28,7 +28,7 @@ def draw_many(jobs: list[PlotJob]) -> list[tuple[str, str]]:
     return [item for job in jobs for item in draw(job)]
 
 
-def latex_for(gpu: GpuSpec) -> tuple[str, dict[tuple[str, str], Formula]]:
+def latex_for(gpu: GpuSpec) -> tuple[str, dict[tuple[str, str], tuple[Formula, ...]]]:
     """Instantiated formulas of one GPU."""
     return gpu.name, instantiated_for_gpu(gpu)
 

@@ -58,8 +58,12 @@ def environment() -> jinja2.Environment:
 def _canonical(value: Any) -> Any:
     """A JSON-able, order-stable form of plot arguments (arrays by their bytes)."""
     if isinstance(value, np.ndarray):
-        return ["ndarray", str(value.dtype), list(value.shape),
-                hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest()]
+        return [
+            "ndarray",
+            str(value.dtype),
+            list(value.shape),
+            hashlib.sha256(np.ascontiguousarray(value).tobytes()).hexdigest(),
+        ]
     if isinstance(value, dict):
         return [[_canonical(k), _canonical(v)] for k, v in value.items()]
     if isinstance(value, list | tuple):
@@ -80,7 +84,9 @@ def chart_key(kind: str, kwargs: dict[str, Any]) -> str:
 class Renderer:
     """Collects pages and plot jobs for one atlas."""
 
-    def __init__(self, atlas: Atlas, instantiated: dict[str, dict[tuple[str, str], Formula]]):
+    def __init__(
+        self, atlas: Atlas, instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]]]
+    ):
         self.atlas = atlas
         self.instantiated = instantiated
         self.env = environment()
@@ -145,8 +151,7 @@ class Renderer:
                     speedup = ctx.fmt_speedup(float(best.speedup_at("canonical")[0]))
                     row.append(f"[{best.recipe.name}, {speedup}]({link})")
             best_rows.append(tuple(row))
-        best_table = ctx.Table(("GPU", "best training recipe", "best inference recipe"),
-                               best_rows)
+        best_table = ctx.Table(("GPU", "best training recipe", "best inference recipe"), best_rows)
         matrices = {
             (mode.value, shape): ctx.matrix_table(self.atlas, mode, shape, page)
             for mode in config.MODES
@@ -154,21 +159,36 @@ class Renderer:
         }
         self.pages[f"{GEN}/_snippets/home_matrix.md.txt"] = self.env.get_template(
             "home_matrix.md.j2"
-        ).render(best_table=best_table, matrices=matrices, modes=config.MODES,
-                 page_path=page)
+        ).render(best_table=best_table, matrices=matrices, modes=config.MODES, page_path=page)
 
     def gpus_index(self) -> None:
         """The GPU list."""
         page = f"{GEN}/gpus/index.md"
-        table = ctx.Table(("GPU", "vendor", "architecture", "bf16 TFLOP/s", "fp8 TFLOP/s",
-                           "fp4 TFLOP/s", "memory TB/s", "efficiency basis"))
+        table = ctx.Table(
+            (
+                "GPU",
+                "vendor",
+                "architecture",
+                "bf16 TFLOP/s",
+                "fp8 TFLOP/s",
+                "fp4 TFLOP/s",
+                "memory TB/s",
+                "efficiency basis",
+            )
+        )
         for gpu in self.atlas.gpus:
-            table.rows.append((
-                f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})", gpu.vendor or "—",
-                gpu.architecture or "—", _tflops(gpu.bf16_peak_tops),
-                _tflops(gpu.fp8_peak_tops), _tflops(gpu.fp4_peak_tops),
-                f"{gpu.peak_mem_bw_bytes_sec / 1e12:g}", _basis(gpu),
-            ))
+            table.rows.append(
+                (
+                    f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})",
+                    gpu.vendor or "—",
+                    gpu.architecture or "—",
+                    _tflops(gpu.bf16_peak_tops),
+                    _tflops(gpu.fp8_peak_tops),
+                    _tflops(gpu.fp4_peak_tops),
+                    f"{gpu.peak_mem_bw_bytes_sec / 1e12:g}",
+                    _basis(gpu),
+                )
+            )
         self.page(page, "gpus_index.md.j2", table=table)
 
     def gpu(self, gpu: GpuSpec) -> None:
@@ -176,48 +196,80 @@ class Renderer:
         page = ctx.gpu_page(gpu)
         folder = ctx.gpu_dir(gpu)
         slug = config.slug(gpu.name)
-        ceilings = [(fmt, gpu.value(key)) for fmt, key in
-                    (("bf16", "bf16_peak_tops"), ("fp8", "fp8_peak_tops"),
-                     ("fp4", "fp4_peak_tops")) if gpu.value(key) is not None]
-        self.plot(f"{folder}/img/roofline.svg", "roofline",
-                  title=f"Roofline of {gpu.name}", bandwidth_bytes_s=gpu.peak_mem_bw_bytes_sec,
-                  eta_mem=gpu.pct_achievable_mem_bw, eta_gemm=gpu.pct_achievable_gemm_tops,
-                  ceilings=ceilings, points=ctx.roofline_points(gpu))
+        ceilings = [
+            (fmt, gpu.value(key))
+            for fmt, key in (
+                ("bf16", "bf16_peak_tops"),
+                ("fp8", "fp8_peak_tops"),
+                ("fp4", "fp4_peak_tops"),
+            )
+            if gpu.value(key) is not None
+        ]
+        self.plot(
+            f"{folder}/img/roofline.svg",
+            "roofline",
+            title=f"Roofline of {gpu.name}",
+            bandwidth_bytes_s=gpu.peak_mem_bw_bytes_sec,
+            eta_mem=gpu.pct_achievable_mem_bw,
+            eta_gemm=gpu.pct_achievable_gemm_tops,
+            ceilings=ceilings,
+            points=ctx.roofline_points(gpu),
+        )
         modes = []
         for mode in config.MODES:
             results = self.atlas.for_gpu(gpu.name, mode)
             dmap = decision_map(self.atlas, gpu.name, mode)
-            self.plot(f"{folder}/img/decision-{mode.value}.svg", "decision",
-                      title=f"{gpu.name}: fastest native {mode.value} recipe",
-                      heat_m=config.HEAT_M, heat_kn=config.HEAT_KN, best=dmap.best,
-                      recipes=dmap.recipes, mark=ctx.heat_mark())
+            self.plot(
+                f"{folder}/img/decision-{mode.value}.svg",
+                "decision",
+                title=f"{gpu.name}: fastest native {mode.value} recipe",
+                heat_m=config.HEAT_M,
+                heat_kn=config.HEAT_KN,
+                best=dmap.best,
+                recipes=dmap.recipes,
+                mark=ctx.heat_mark(),
+            )
             best = best_at_canonical(self.atlas, gpu.name, mode)
-            modes.append({
-                "mode": mode.value,
-                "decision_img": f"img/decision-{mode.value}.svg",
-                "native": dmap.recipes,
-                "best": None if best is None else {
-                    "name": best.recipe.name,
-                    "speedup": ctx.fmt_speedup(float(best.speedup_at("canonical")[0])),
-                    "link": ctx.rel(ctx.recipe_result_page(gpu, mode, best.recipe.name), page),
-                },
-                "break_even": ctx.break_even_table(results, page),
-                "ranked": ctx.ranked_table(results, page),
-                "links": [self._result_link(r, page) for r in results],
-            })
-        self.page(page, "gpu.md.j2", gpu=gpu, slug=slug, spec_rows=_spec_rows(gpu),
-                  ridge=ctx.ridge_table(gpu), modes=modes, sources=gpu.source_records,
-                  basis=_basis(gpu))
+            modes.append(
+                {
+                    "mode": mode.value,
+                    "decision_img": f"img/decision-{mode.value}.svg",
+                    "native": dmap.recipes,
+                    "best": None
+                    if best is None
+                    else {
+                        "name": best.recipe.name,
+                        "speedup": ctx.fmt_speedup(float(best.speedup_at("canonical")[0])),
+                        "link": ctx.rel(ctx.recipe_result_page(gpu, mode, best.recipe.name), page),
+                    },
+                    "break_even": ctx.break_even_table(results, page),
+                    "ranked": ctx.ranked_table(results, page),
+                    "links": [self._result_link(r, page) for r in results],
+                }
+            )
+        self.page(
+            page,
+            "gpu.md.j2",
+            gpu=gpu,
+            slug=slug,
+            spec_rows=_spec_rows(gpu),
+            ridge=ctx.ridge_table(gpu),
+            modes=modes,
+            sources=gpu.source_records,
+            basis=_basis(gpu),
+        )
 
     def _result_link(self, result: RecipeResult, page: str) -> dict[str, str]:
         return {
             "name": result.recipe.name,
             "support": result.capability.support.value,
             "badge": ctx.SUPPORT_BADGE[result.capability.support],
-            "link": ctx.rel(ctx.recipe_result_page(result.gpu, result.mode, result.recipe.name),
-                            page),
+            "link": ctx.rel(
+                ctx.recipe_result_page(result.gpu, result.mode, result.recipe.name), page
+            ),
             "speedup": ctx.fmt_speedup(float(result.speedup_at("canonical")[0]))
-            if result.computable else "—",
+            if result.computable
+            else "—",
         }
 
     def gpu_recipe(self, result: RecipeResult) -> None:
@@ -226,25 +278,44 @@ class Renderer:
         page = ctx.recipe_result_page(gpu, mode, recipe.name)
         stem = config.recipe_page_name(mode, recipe.name)
         title = f"{gpu.name}: {mode.value} with {recipe.name}"
-        common = dict(gpu=gpu, mode=mode.value, recipe=recipe, title=title,
-                      support=result.capability.support.value,
-                      reason=result.capability.reason, intro=ctx.recipe_intro(recipe),
-                      gpu_link=ctx.rel(ctx.gpu_page(gpu), page),
-                      recipe_link=ctx.rel(ctx.recipe_page(recipe.name), page))
+        common = dict(
+            gpu=gpu,
+            mode=mode.value,
+            recipe=recipe,
+            title=title,
+            support=result.capability.support.value,
+            reason=result.capability.reason,
+            intro=ctx.recipe_intro(recipe),
+            gpu_link=ctx.rel(ctx.gpu_page(gpu), page),
+            recipe_link=ctx.rel(ctx.recipe_page(recipe.name), page),
+        )
         if not result.computable:
             self.page(page, "gpu_recipe.md.j2", computable=False, **common)
             return
         img = f"{ctx.gpu_dir(gpu)}/img/{stem}"
-        self.plot(f"{img}-heatmap.svg", "heatmap", title="",
-                  heat_m=config.HEAT_M, heat_kn=config.HEAT_KN, speedup=result.heat,
-                  mark=ctx.heat_mark())
-        self.plot(f"{img}-curves.svg", "curves", title="",
-                  curve_m=config.CURVE_M, curves=result.curves)
-        self.plot(f"{img}-breakdown.svg", "breakdown", title="",
-                  shape_labels=[f"M={m}, K={k}, N={n}" for m, k, n in config.BREAKDOWN_SHAPES],
-                  recipe_label="low precision", terms=_breakdown_terms(result))
-        llama_names = tuple(s.name for s in next(t for t in table_sets() if t.name == "llama")
-                            .shapes)
+        self.plot(
+            f"{img}-heatmap.svg",
+            "heatmap",
+            title="",
+            heat_m=config.HEAT_M,
+            heat_kn=config.HEAT_KN,
+            speedup=result.heat,
+            mark=ctx.heat_mark(),
+        )
+        self.plot(
+            f"{img}-curves.svg", "curves", title="", curve_m=config.CURVE_M, curves=result.curves
+        )
+        self.plot(
+            f"{img}-breakdown.svg",
+            "breakdown",
+            title="",
+            shape_labels=[f"M={m}, K={k}, N={n}" for m, k, n in config.BREAKDOWN_SHAPES],
+            recipe_label="low precision",
+            terms=_breakdown_terms(result),
+        )
+        llama_names = tuple(
+            s.name for s in next(t for t in table_sets() if t.name == "llama").shapes
+        )
         tables = {
             "llama": ctx.columns_table(result, "llama", llama_names),
             "pow2": ctx.columns_table(result, "pow2"),
@@ -256,11 +327,16 @@ class Renderer:
             self.pages[path] = table.csv()
             csv_links[name] = ctx.rel(path, page)
         self.page(
-            page, "gpu_recipe.md.j2", computable=True,
+            page,
+            "gpu_recipe.md.j2",
+            computable=True,
             symbolic=self.symbolic[(mode.value, recipe.name)],
             instantiated=self.instantiated[gpu.name][(mode.value, recipe.name)],
-            summary=ctx.speedup_summary(result), tables=tables, csv_links=csv_links,
-            img_prefix=f"img/{stem}", kernels=_kernel_rows(recipe, mode),
+            summary=ctx.speedup_summary(result),
+            tables=tables,
+            csv_links=csv_links,
+            img_prefix=f"img/{stem}",
+            kernels=_kernel_rows(recipe, mode),
             **common,
         )
 
@@ -269,9 +345,15 @@ class Renderer:
         page = f"{GEN}/recipes/index.md"
         table = ctx.Table(("recipe", "family", "needs", "modes", "summary"))
         for r in RECIPE_LIST:
-            table.rows.append((f"[{r.name}]({ctx.rel(ctx.recipe_page(r.name), page)})",
-                               r.family.value, r.native_format,
-                               ", ".join(m.value for m in r.modes), r.summary))
+            table.rows.append(
+                (
+                    f"[{r.name}]({ctx.rel(ctx.recipe_page(r.name), page)})",
+                    r.family.value,
+                    r.native_format,
+                    ", ".join(m.value for m in r.modes),
+                    r.summary,
+                )
+            )
         self.page(page, "recipes_index.md.j2", table=table)
 
     def recipe(self, recipe: Recipe) -> None:
@@ -280,58 +362,86 @@ class Renderer:
         sections = []
         for mode in recipe.modes:
             results = [self.atlas.get(g.name, mode, recipe.name) for g in self.atlas.gpus]
-            series = [(r.gpu.name, r.native, r.curves[config.CANONICAL_KN])
-                      for r in results if r.computable]
+            series = [
+                (r.gpu.name, r.native, r.curves[config.CANONICAL_KN])
+                for r in results
+                if r.computable
+            ]
             chart = None
             if series:
                 chart = self.plot(
-                    f"{GEN}/recipes/img/{recipe.name}-{mode.value}.svg", "compare",
+                    f"{GEN}/recipes/img/{recipe.name}-{mode.value}.svg",
+                    "compare",
                     title=f"{recipe.name} ({mode.value}): speedup vs M at K = N = "
-                          f"{config.CANONICAL_KN}",
-                    curve_m=config.CURVE_M, series=series)
-            table = ctx.Table(("GPU", "support", f"M={config.CANONICAL_M}, K=N="
-                               f"{config.CANONICAL_KN}", "llama (all four)",
-                               f"break-even M at K=N={config.CANONICAL_KN}"))
+                    f"{config.CANONICAL_KN}",
+                    curve_m=config.CURVE_M,
+                    series=series,
+                )
+            table = ctx.Table(
+                (
+                    "GPU",
+                    "support",
+                    f"M={config.CANONICAL_M}, K=N={config.CANONICAL_KN}",
+                    "llama (all four)",
+                    f"break-even M at K=N={config.CANONICAL_KN}",
+                )
+            )
             for r in results:
                 link = ctx.rel(ctx.recipe_result_page(r.gpu, mode, recipe.name), page)
                 if not r.computable:
-                    table.rows.append((f"[{r.gpu.name}]({link})", "not computable", "—", "—",
-                                       "—"))
+                    table.rows.append((f"[{r.gpu.name}]({link})", "not computable", "—", "—", "—"))
                     continue
                 summary = ctx.speedup_summary(r)
-                table.rows.append((f"[{r.gpu.name}]({link})",
-                                   ctx.SUPPORT_BADGE[r.capability.support],
-                                   summary["canonical"], summary["llama"],
-                                   summary["break_even"]))
-            sections.append({
-                "mode": mode.value,
-                "chart": None if chart is None else ctx.rel(chart, page),
-                "table": table,
-                "formulas": self.symbolic[(mode.value, recipe.name)],
-                "kernels": _kernel_rows(recipe, mode),
-            })
-        self.page(page, "recipe.md.j2", recipe=recipe, intro=ctx.recipe_intro(recipe),
-                  sections=sections)
+                table.rows.append(
+                    (
+                        f"[{r.gpu.name}]({link})",
+                        ctx.SUPPORT_BADGE[r.capability.support],
+                        summary["canonical"],
+                        summary["llama"],
+                        summary["break_even"],
+                    )
+                )
+            sections.append(
+                {
+                    "mode": mode.value,
+                    "chart": None if chart is None else ctx.rel(chart, page),
+                    "table": table,
+                    "formulas": self.symbolic[(mode.value, recipe.name)],
+                    "kernels": _kernel_rows(recipe, mode),
+                }
+            )
+        self.page(
+            page, "recipe.md.j2", recipe=recipe, intro=ctx.recipe_intro(recipe), sections=sections
+        )
 
     def methodology(self) -> None:
         """The model derived step by step, traffic tables, assumptions, deviations."""
         traffic = []
         for recipe in RECIPE_LIST:
             for mode in recipe.modes:
-                traffic.append({"recipe": recipe, "mode": mode.value,
-                                "link": ctx.rel(ctx.recipe_page(recipe.name),
-                                                f"{GEN}/methodology.md"),
-                                "rows": _kernel_rows(recipe, mode),
-                                "gemms": _gemm_rows(recipe, mode),
-                                "structured": self.symbolic[(mode.value, recipe.name)][0]})
+                traffic.append(
+                    {
+                        "recipe": recipe,
+                        "mode": mode.value,
+                        "link": ctx.rel(ctx.recipe_page(recipe.name), f"{GEN}/methodology.md"),
+                        "rows": _kernel_rows(recipe, mode),
+                        "gemms": _gemm_rows(recipe, mode),
+                        "structured": self.symbolic[(mode.value, recipe.name)][0],
+                    }
+                )
         from roofline.symbols import HARDWARE_SYMBOLS
 
         symbols = ctx.Table(("symbol", "spec key", "meaning", "unit"))
         for hw in HARDWARE_SYMBOLS:
             symbols.rows.append((f"${hw.latex}$", f"`{hw.spec_key}`", hw.description, hw.unit))
-        self.page(f"{GEN}/methodology.md", "methodology.md.j2",
-                  formulas=methodology_formulas(), traffic=traffic, symbols=symbols,
-                  recipes=RECIPE_LIST)
+        self.page(
+            f"{GEN}/methodology.md",
+            "methodology.md.j2",
+            formulas=methodology_formulas(),
+            traffic=traffic,
+            symbols=symbols,
+            recipes=RECIPE_LIST,
+        )
 
     def specs(self) -> None:
         """All GPUs side by side, the spec file format and the capability matrix."""
@@ -339,22 +449,41 @@ class Renderer:
         keys = ctx.Table(("key", "type", "required", "description"))
         for key, spec in GPU_KEYS.items():
             choices = f" (one of: {', '.join(spec.choices)})" if spec.choices else ""
-            keys.rows.append((f"`{key}`", spec.kind, "yes" if spec.required else "no",
-                              spec.description + choices))
-        top = ctx.Table(("key", "description"),
-                        [(f"`{k}`", v) for k, v in TOP_KEYS.items()])
+            keys.rows.append(
+                (
+                    f"`{key}`",
+                    spec.kind,
+                    "yes" if spec.required else "no",
+                    spec.description + choices,
+                )
+            )
+        top = ctx.Table(("key", "description"), [(f"`{k}`", v) for k, v in TOP_KEYS.items()])
         caps = matrix(self.atlas.specs)
-        symbols = {Support.NATIVE: "✓ native", Support.HYPOTHETICAL: "~ hypothetical",
-                   Support.IMPOSSIBLE: "✗"}
+        symbols = {
+            Support.NATIVE: "✓ native",
+            Support.HYPOTHETICAL: "~ hypothetical",
+            Support.IMPOSSIBLE: "✗",
+        }
         cap_table = ctx.Table(("GPU", *(r.name.replace("_", "_<wbr>") for r in RECIPE_LIST)))
         for gpu in self.atlas.gpus:
-            cap_table.rows.append((f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})",
-                                   *(symbols[caps[gpu.name][r.name].support]
-                                     for r in RECIPE_LIST)))
+            cap_table.rows.append(
+                (
+                    f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})",
+                    *(symbols[caps[gpu.name][r.name].support] for r in RECIPE_LIST),
+                )
+            )
         side = _side_by_side(self.atlas.gpus, page)
         warnings = [str(w) for w in self.atlas.specs.warnings]
-        self.page(page, "specs.md.j2", keys=keys, top=top, cap_table=cap_table, side=side,
-                  origin=self.atlas.specs.origin, warnings=warnings)
+        self.page(
+            page,
+            "specs.md.j2",
+            keys=keys,
+            top=top,
+            cap_table=cap_table,
+            side=side,
+            origin=self.atlas.specs.origin,
+            warnings=warnings,
+        )
 
     # -- navigation -----------------------------------------------------------------
 
@@ -364,10 +493,14 @@ class Renderer:
         for gpu in self.atlas.gpus:
             entries: list[Any] = [ctx.gpu_page(gpu)]
             for mode in config.MODES:
-                entries.append({mode.value.capitalize(): [
-                    {r.recipe.name: ctx.recipe_result_page(gpu, mode, r.recipe.name)}
-                    for r in self.atlas.for_gpu(gpu.name, mode)
-                ]})
+                entries.append(
+                    {
+                        mode.value.capitalize(): [
+                            {r.recipe.name: ctx.recipe_result_page(gpu, mode, r.recipe.name)}
+                            for r in self.atlas.for_gpu(gpu.name, mode)
+                        ]
+                    }
+                )
             gpus.append({gpu.name: entries})
         recipes: list[Any] = [f"{GEN}/recipes/index.md"]
         recipes += [{r.name: ctx.recipe_page(r.name)} for r in RECIPE_LIST]
@@ -389,17 +522,32 @@ def _spec_rows(gpu: GpuSpec) -> ctx.Table:
     table = ctx.Table(("figure", "spec key", "value"))
     rows = (
         ("dense bf16 peak", "bf16_peak_tops", _tflops(gpu.bf16_peak_tops) + " TFLOP/s"),
-        ("dense fp8 peak", "fp8_peak_tops",
-         _tflops(gpu.fp8_peak_tops) + (" TFLOP/s" if gpu.fp8_peak_tops else " (none)")),
-        ("dense fp4 peak", "fp4_peak_tops",
-         _tflops(gpu.fp4_peak_tops) + (" TFLOP/s" if gpu.fp4_peak_tops else " (none)")),
-        ("peak memory bandwidth", "peak_mem_bw_bytes_sec",
-         f"{gpu.peak_mem_bw_bytes_sec / 1e12:g} TB/s"),
-        ("achievable GEMM fraction", "pct_achievable_gemm_tops",
-         f"{gpu.pct_achievable_gemm_tops:g}"),
+        (
+            "dense fp8 peak",
+            "fp8_peak_tops",
+            _tflops(gpu.fp8_peak_tops) + (" TFLOP/s" if gpu.fp8_peak_tops else " (none)"),
+        ),
+        (
+            "dense fp4 peak",
+            "fp4_peak_tops",
+            _tflops(gpu.fp4_peak_tops) + (" TFLOP/s" if gpu.fp4_peak_tops else " (none)"),
+        ),
+        (
+            "peak memory bandwidth",
+            "peak_mem_bw_bytes_sec",
+            f"{gpu.peak_mem_bw_bytes_sec / 1e12:g} TB/s",
+        ),
+        (
+            "achievable GEMM fraction",
+            "pct_achievable_gemm_tops",
+            f"{gpu.pct_achievable_gemm_tops:g}",
+        ),
         ("achievable memory fraction", "pct_achievable_mem_bw", f"{gpu.pct_achievable_mem_bw:g}"),
-        ("kernel launch floor", "kernel_launch_overhead_s",
-         f"{gpu.kernel_launch_overhead_s * 1e6:g} µs"),
+        (
+            "kernel launch floor",
+            "kernel_launch_overhead_s",
+            f"{gpu.kernel_launch_overhead_s * 1e6:g} µs",
+        ),
         ("efficiency basis", "efficiency_basis", gpu.efficiency_basis),
         ("peak basis", "peak_basis", gpu.peak_basis),
         ("accumulate dtype", "accumulate_dtype", gpu.accumulate_dtype),
@@ -408,33 +556,65 @@ def _spec_rows(gpu: GpuSpec) -> ctx.Table:
     for label, key, value in rows:
         table.rows.append((label, f"`{key}`", value))
     for dtype, tflops in gpu.measured_matmul_tflops.items():
-        table.rows.append((f"measured matmul, {dtype} (context only)", "`measured_matmul_tflops`",
-                           f"{tflops:g} TFLOP/s"))
+        table.rows.append(
+            (
+                f"measured matmul, {dtype} (context only)",
+                "`measured_matmul_tflops`",
+                f"{tflops:g} TFLOP/s",
+            )
+        )
     return table
 
 
 def _side_by_side(gpus: list[GpuSpec], page: str) -> ctx.Table:
-    table = ctx.Table(("GPU", "bf16", "fp8", "fp4", "TB/s", "η GEMM", "η mem", "basis",
-                       "native formats", "bf16 ridge (FLOP/B)"))
+    table = ctx.Table(
+        (
+            "GPU",
+            "bf16",
+            "fp8",
+            "fp4",
+            "TB/s",
+            "η GEMM",
+            "η mem",
+            "basis",
+            "native formats",
+            "bf16 ridge (FLOP/B)",
+        )
+    )
     for gpu in gpus:
         ridge = gpu.ridge_point_flop_per_byte("bf16_peak_tops") or 0.0
-        table.rows.append((
-            f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})", _tflops(gpu.bf16_peak_tops),
-            _tflops(gpu.fp8_peak_tops), _tflops(gpu.fp4_peak_tops),
-            f"{gpu.peak_mem_bw_bytes_sec / 1e12:g}", f"{gpu.pct_achievable_gemm_tops:g}",
-            f"{gpu.pct_achievable_mem_bw:g}", _basis(gpu),
-            ", ".join(gpu.native_formats) or "none", f"{ridge:,.0f}",
-        ))
+        table.rows.append(
+            (
+                f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})",
+                _tflops(gpu.bf16_peak_tops),
+                _tflops(gpu.fp8_peak_tops),
+                _tflops(gpu.fp4_peak_tops),
+                f"{gpu.peak_mem_bw_bytes_sec / 1e12:g}",
+                f"{gpu.pct_achievable_gemm_tops:g}",
+                f"{gpu.pct_achievable_mem_bw:g}",
+                _basis(gpu),
+                ", ".join(gpu.native_formats) or "none",
+                f"{ridge:,.0f}",
+            )
+        )
     return table
 
 
 def _kernel_rows(recipe: Recipe, mode: Mode) -> ctx.Table:
-    table = ctx.Table(("#", "tensor", "kernel", "bytes read", "bytes written",
-                       "read fusable"))
+    table = ctx.Table(
+        ("#", "tensor", "kernel", "bytes read", "bytes written", "read fused with --fusion")
+    )
     for i, kernel in enumerate(recipe.plan(mode).kernels, 1):
-        table.rows.append((str(i), kernel.role.value, kernel.description,
-                           f"${latex_of(kernel.read_bytes)}$", f"${latex_of(kernel.write_bytes)}$",
-                           "yes" if kernel.read_fusable else "no"))
+        table.rows.append(
+            (
+                str(i),
+                kernel.role.value,
+                kernel.description,
+                f"${latex_of(kernel.read_bytes)}$",
+                f"${latex_of(kernel.write_bytes)}$",
+                "yes" if mode is Mode.TRAINING and kernel.fuses_under_fusion else "no",
+            )
+        )
     return table
 
 
@@ -452,8 +632,13 @@ def _page_break_even(result: RecipeResult) -> ctx.Table:
 
     table = ctx.Table(("K=N", "break-even M", "break-even M (fused)"))
     for kn in config.BREAK_EVEN_KN:
-        table.rows.append((str(kn), ctx.fmt_m(break_even_m(result.curves[kn])),
-                           ctx.fmt_m(break_even_m(result.curves_fused[kn]))))
+        table.rows.append(
+            (
+                str(kn),
+                ctx.fmt_m(break_even_m(result.curves[kn])),
+                ctx.fmt_m(break_even_m(result.curves_fused[kn])),
+            )
+        )
     return table
 
 
@@ -470,7 +655,7 @@ def _breakdown_terms(result: RecipeResult) -> list[tuple[str, bool, np.ndarray]]
 
 
 def render_pages(
-    atlas: Atlas, instantiated: dict[str, dict[tuple[str, str], Formula]]
+    atlas: Atlas, instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]]]
 ) -> tuple[dict[str, str], list[PlotJob]]:
     """All generated pages (path -> text) and the charts to draw."""
     renderer = Renderer(atlas, instantiated)

@@ -1,0 +1,219 @@
+"""Recommendations derived from the model: break-even M, best recipe, headline speedups.
+
+This is the machinery the spec diff (:mod:`roofline.diff`) and the site share, so both
+quote the same numbers:
+
+* the **canonical shape** M = 8192, K = N = 4096 (:data:`CANONICAL_SHAPE`), the one shape
+  the site quotes first;
+* the **llama aggregate**: summed bf16 time over summed low-precision time across
+  torchao's four llama GEMMs at M = 16384 (:func:`roofline.shapes.llama`), i.e. the
+  speedup of the whole layer set, not a mean of per-GEMM speedups;
+* the **break-even M** for K = N = kn: the smallest M from which the speedup stays >= 1,
+  searched over :data:`BREAK_EVEN_M_GRID` (M = 16 ... 262144 in 1/16-octave steps) and
+  interpolated linearly in log2 M between the two grid points around the crossing;
+* the **best recipe** at a shape: the fastest recipe the GPU runs *natively*, when its
+  speedup is > 1; otherwise stay in bf16.
+
+Every evaluation goes through :func:`roofline.evaluate.evaluate_columns`, one vectorised
+call per GPU x mode x recipe. Recipes the GPU cannot compute (a missing peak) are
+skipped; hypothetical ones (computable, not native) are included and marked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from roofline.capability import Support, classify
+from roofline.evaluate import evaluate_columns
+from roofline.recipes import RECIPE_LIST, Mode, Recipe, get_recipe
+from roofline.shapes import llama
+from roofline.specs import GpuSpec
+
+#: The headline shape (M, K, N) the site and the diff quote first.
+CANONICAL_M = 8192
+CANONICAL_KN = 4096
+CANONICAL_SHAPE: tuple[int, int, int] = (CANONICAL_M, CANONICAL_KN, CANONICAL_KN)
+
+#: K = N values of the break-even tables (and of the site's speedup-vs-M curves).
+BREAK_EVEN_KN: tuple[int, ...] = (1024, 2048, 4096, 8192, 16384)
+
+#: M values searched for the break-even point: 1/16 octave from 16 to 262144.
+BREAK_EVEN_M_GRID: np.ndarray = np.unique(np.round(2.0 ** np.arange(4.0, 18.0 + 1e-9, 1 / 16)))
+
+#: Break-even below the first grid M: the recipe pays off at every M searched.
+ALWAYS = float("-inf")
+
+MODES: tuple[Mode, ...] = (Mode.TRAINING, Mode.INFERENCE)
+SPEEDUP = "r_fp8_gemm_and_ovhd_spdp"
+
+
+def break_even_from_curve(speedup: np.ndarray, m: np.ndarray = BREAK_EVEN_M_GRID) -> float | None:
+    """Break-even M of a speedup curve sampled at ``m`` (ascending).
+
+    Returns the smallest M from which the speedup stays >= 1, log2-interpolated between
+    the last grid point below 1 and the next one; None when the speedup is below 1 at
+    the largest M (never pays off within the grid); :data:`ALWAYS` (``-inf``) when it is
+    >= 1 over the whole grid (pays off below the first M).
+    """
+    above = np.asarray(speedup) >= 1.0
+    if not above[-1]:
+        return None
+    if above.all():
+        return ALWAYS
+    last_below = int(np.nonzero(~above)[0][-1])
+    s0, s1 = speedup[last_below], speedup[last_below + 1]
+    x0, x1 = np.log2(m[last_below]), np.log2(m[last_below + 1])
+    frac = (1.0 - s0) / (s1 - s0) if s1 != s0 else 1.0
+    return float(2.0 ** (x0 + frac * (x1 - x0)))
+
+
+def _speedups(
+    gpu: GpuSpec, mode: Mode, recipe: Recipe, m: Any, k: Any, n: Any, fusion: bool
+) -> np.ndarray:
+    return evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion)[SPEEDUP]
+
+
+def break_even_m(
+    gpu: GpuSpec, mode: Mode | str, recipe: Recipe | str, kn: int, fusion: bool = False
+) -> float | None:
+    """Break-even M of ``recipe`` on ``gpu`` for K = N = ``kn`` (see :func:`break_even_from_curve`).
+
+    A recipe the GPU cannot compute (a missing peak) returns None: it never pays off.
+    """
+    mode = Mode.parse(mode)
+    recipe = get_recipe(recipe, mode)
+    if classify(gpu, recipe, mode).support is Support.IMPOSSIBLE:
+        return None
+    grid = BREAK_EVEN_M_GRID
+    return break_even_from_curve(_speedups(gpu, mode, recipe, grid, kn, kn, fusion), grid)
+
+
+def native_recipes(gpu: GpuSpec, mode: Mode) -> list[Recipe]:
+    """Recipes of ``mode`` that ``gpu`` runs natively, in registry order."""
+    return [
+        r
+        for r in RECIPE_LIST
+        if mode in r.plans and classify(gpu, r, mode).support is Support.NATIVE
+    ]
+
+
+def pick_best(speedups: dict[str, float]) -> tuple[str | None, float]:
+    """The recipe with the highest speedup if it is > 1, else (None, 1.0) for bf16.
+
+    Ties go to the first recipe in ``speedups``' order (registry order).
+    """
+    best_name, best = None, 1.0
+    for name, value in speedups.items():
+        if value > best:
+            best_name, best = name, value
+    return best_name, best
+
+
+def best_recipe(
+    gpu: GpuSpec, mode: Mode | str, M: int, K: int, N: int, fusion: bool = False
+) -> tuple[str | None, float]:
+    """The fastest native recipe at (M, K, N) and its speedup; (None, 1.0) = stay in bf16.
+
+    Only recipes the GPU runs natively compete (hypothetical ones never win). A recipe
+    whose block divisibility the shape breaks is skipped.
+    """
+    mode = Mode.parse(mode)
+    speedups = {}
+    for recipe in native_recipes(gpu, mode):
+        if any(dict(M=M, K=K, N=N)[dim] % mult for dim, mult in recipe.divisibility):
+            continue
+        speedups[recipe.name] = float(np.ravel(_speedups(gpu, mode, recipe, M, K, N, fusion))[0])
+    return pick_best(speedups)
+
+
+# -- everything the diff needs for one GPU, in one call per mode x recipe --------------
+
+
+@dataclass(frozen=True)
+class RecipeGuidance:
+    """One GPU x mode x recipe: headline speedups and break-even M per K = N."""
+
+    mode: Mode
+    recipe: str
+    support: Support  # NATIVE or HYPOTHETICAL (impossible combinations are skipped)
+    canonical_speedup: float
+    llama_speedup: float
+    break_even: dict[int, float | None]  # K = N -> M (None = never, -inf = always)
+
+    @property
+    def native(self) -> bool:
+        """True when the hardware runs the recipe's format."""
+        return self.support is Support.NATIVE
+
+
+@dataclass(frozen=True)
+class GpuGuidance:
+    """Every computable recipe of one GPU in both modes, and the best one at canonical."""
+
+    gpu: str
+    recipes: dict[tuple[Mode, str], RecipeGuidance]
+    best_canonical: dict[Mode, tuple[str | None, float]]
+
+
+def _points() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Canonical, then the four llama shapes, then the grid once per break-even K = N."""
+    shapes = [CANONICAL_SHAPE, *((s.M, s.K, s.N) for s in llama())]
+    m = [np.array([s[0] for s in shapes], dtype=float)]
+    k = [np.array([s[1] for s in shapes], dtype=float)]
+    n = [np.array([s[2] for s in shapes], dtype=float)]
+    for kn in BREAK_EVEN_KN:
+        m.append(BREAK_EVEN_M_GRID)
+        k.append(np.full_like(BREAK_EVEN_M_GRID, kn))
+        n.append(np.full_like(BREAK_EVEN_M_GRID, kn))
+    return np.concatenate(m), np.concatenate(k), np.concatenate(n)
+
+
+def recipe_guidance(
+    gpu: GpuSpec, mode: Mode, recipe: Recipe, fusion: bool = False
+) -> RecipeGuidance | None:
+    """Headline numbers of one combination; None when the GPU cannot compute it."""
+    support = classify(gpu, recipe, mode).support
+    if support is Support.IMPOSSIBLE:
+        return None
+    m, k, n = _points()
+    cols = evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion)
+    speedup = cols[SPEEDUP]
+    baseline = cols["r_bf16_gemm_s"] + cols.get("r_bf16_ovhd_s", 0.0)
+    lowp = cols["r_fp8_gemm_and_ovhd_s"]
+    n_llama = len(llama())
+    llama_part = slice(1, 1 + n_llama)
+    size = len(BREAK_EVEN_M_GRID)
+    break_even = {}
+    for i, kn in enumerate(BREAK_EVEN_KN):
+        start = 1 + n_llama + i * size
+        break_even[kn] = break_even_from_curve(speedup[start : start + size])
+    return RecipeGuidance(
+        mode=mode,
+        recipe=recipe.name,
+        support=support,
+        canonical_speedup=float(speedup[0]),
+        llama_speedup=float(np.sum(baseline[llama_part]) / np.sum(lowp[llama_part])),
+        break_even=break_even,
+    )
+
+
+def gpu_guidance(gpu: GpuSpec, fusion: bool = False) -> GpuGuidance:
+    """:class:`RecipeGuidance` for every computable mode x recipe of ``gpu``."""
+    recipes: dict[tuple[Mode, str], RecipeGuidance] = {}
+    best: dict[Mode, tuple[str | None, float]] = {}
+    for mode in MODES:
+        native: dict[str, float] = {}
+        for recipe in RECIPE_LIST:
+            if mode not in recipe.plans:
+                continue
+            result = recipe_guidance(gpu, mode, recipe, fusion)
+            if result is None:
+                continue
+            recipes[(mode, recipe.name)] = result
+            if result.native:
+                native[recipe.name] = result.canonical_speedup
+        best[mode] = pick_best(native)
+    return GpuGuidance(gpu.name, recipes, best)

@@ -100,6 +100,20 @@ def build_parser() -> argparse.ArgumentParser:
     schema = sp_sub.add_parser("schema", help="print the spec file's JSON Schema")
     schema.set_defaults(func=cmd_specs_schema)
 
+    df = sub.add_parser(
+        "diff",
+        help="compare two spec files: fields, speedups, recommendations, break-even",
+        description="Compare spec files BASE and HEAD (or HEAD with the same file at git "
+        "revision --base-rev). Exit 0 whether or not they differ; 2 on invalid input.",
+    )
+    df.add_argument("files", nargs="*", metavar="FILE", help="BASE HEAD, or HEAD with --base-rev")
+    df.add_argument(
+        "--base-rev", metavar="REV", help="take BASE from git: HEAD's file at revision REV"
+    )
+    df.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    df.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    df.set_defaults(func=cmd_diff)
+
     rc = sub.add_parser("recipes", help="list the recipes")
     rc.set_defaults(func=cmd_recipes)
 
@@ -332,6 +346,36 @@ def cmd_specs_show(args: argparse.Namespace) -> int:
 def cmd_specs_schema(args: argparse.Namespace) -> int:
     """``roofline specs schema``: the JSON Schema of spec files."""
     print(json.dumps(json_schema(), indent=2))
+    return 0
+
+
+BUNDLED_SPEC_PATH = Path(__file__).resolve().parent / "data" / "gpus.toml"
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """``roofline diff``: what changed between two spec files, as Markdown or JSON."""
+    from roofline import diff as spec_diff
+    from roofline.history import load_specs_at_rev
+
+    if args.base_rev is not None:
+        if len(args.files) > 1:
+            raise RooflineError("with --base-rev give at most one file (HEAD)")
+        head_path = Path(args.files[0]) if args.files else BUNDLED_SPEC_PATH
+        head = load_specs(head_path)
+        base = load_specs_at_rev(args.base_rev, head_path)
+    elif len(args.files) == 2:
+        base, head = load_specs(args.files[0]), load_specs(args.files[1])
+    else:
+        raise RooflineError("give two spec files (BASE HEAD), or --base-rev REV [HEAD]")
+    for warning in (*base.warnings, *head.warnings):
+        print(f"warning: {warning}", file=sys.stderr)
+    result = spec_diff.diff_specs(base, head)
+    render = spec_diff.to_json if args.format == "json" else spec_diff.to_markdown
+    text = render(result)
+    if args.output:
+        write_atomically(Path(args.output), text)
+    else:
+        sys.stdout.write(text)
     return 0
 
 

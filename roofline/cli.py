@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from roofline import capability as cap
-from roofline import latex
+from roofline import cite, latex
 from roofline.errors import RooflineError
 from roofline.evaluate import columns_for, evaluate, resolve_gpu, resolve_specs
 from roofline.formulas import MODEL_VERSION, Quantity, build_model
@@ -79,6 +79,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--symbolic",
         action="store_true",
         help="named hardware symbols instead of the GPU's numbers",
+    )
+    lx.add_argument(
+        "--cite",
+        action="store_true",
+        help="print the site's cite snippet (Markdown permalink + $$ block) instead; "
+        f"permalinks start at ${{{cite.SITE_URL_ENV}}} or {cite.DEFAULT_SITE_URL}",
     )
     lx.set_defaults(func=cmd_latex)
 
@@ -254,12 +260,23 @@ def cmd_latex(args: argparse.Namespace) -> int:
         )
     expr = model.total(quantity)
     if args.symbolic:
+        if args.cite:  # the equation index page's snippet, byte for byte
+            sys.stdout.write(cite.symbolic_total(mode, recipe.name, quantity, args.fusion).snippet)
+            return 0
         print(latex.symbolic(expr))
         return 0
+    if args.cite and args.fusion:
+        raise RooflineError(
+            "--cite with --fusion needs --symbolic: the site shows a GPU's instantiated "
+            "formulas without fusion modelling only"
+        )
     gpu = resolve_gpu(_gpu_name(args), args.specs)
     verdict = cap.require(gpu, recipe, mode)
     if verdict.support is cap.Support.HYPOTHETICAL:
         print(f"warning: {verdict.reason}", file=sys.stderr)
+    if args.cite:  # the GPU x recipe page's snippet, byte for byte
+        sys.stdout.write(cite.instantiated_total(gpu, mode, recipe.name, quantity).snippet)
+        return 0
     print(latex.instantiated(expr, gpu))
     return 0
 

@@ -51,6 +51,10 @@ COLUMN_QUANTITIES: dict[str, Quantity] = {
     "r_fp8_ovhd_s": Quantity.OVERHEAD,
     "r_fp8_gemm_and_ovhd_spdp": Quantity.SPEEDUP,
 }
+#: Column -> the quantities it adds up (the low-precision total).
+COLUMN_SUMS: dict[str, tuple[Quantity, ...]] = {
+    "r_fp8_gemm_and_ovhd_s": (Quantity.LOWP_GEMM, Quantity.OVERHEAD),
+}
 
 
 def columns_for(mode: Mode | str) -> tuple[str, ...]:
@@ -124,7 +128,7 @@ def as_shape_array(name: str, values: Any) -> np.ndarray:
     if array.size:
         bad = ~np.isfinite(array) | (array <= 0) | (array != np.round(array))
         if np.any(bad):
-            first = array[bad].flat[0]
+            first = array[bad].flat[0].item()  # a Python number: repr -7, not np.int64(-7)
             raise ShapeError(f"shape dimension {name} must be positive integers, got {first!r}")
     return array.astype(np.float64)
 
@@ -212,8 +216,9 @@ def evaluate_columns(
         "fwd_N": n.astype(np.int64),
     }
     for column in columns_for(mode)[3:]:
-        if column == "r_fp8_gemm_and_ovhd_s":
-            out[column] = totals[Quantity.LOWP_GEMM] + totals[Quantity.OVERHEAD]
+        if column in COLUMN_SUMS:
+            first, *rest = COLUMN_SUMS[column]
+            out[column] = sum((totals[q] for q in rest), totals[first])
         else:
             out[column] = totals[COLUMN_QUANTITIES[column]]
     return out

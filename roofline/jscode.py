@@ -5,7 +5,9 @@ without a server, so its arithmetic is generated here from the same sympy terms 
 JavaScript printer), never written by hand. The output is one plain script that defines
 ``window.RooflineModels`` (or ``globalThis``): per (mode, recipe, fusion) a function of
 ``(M, K, N, hw)`` returning every term's seconds plus each GEMM's compute and memory
-times, and the metadata to label them.
+times, a function of the totals returning the speedup (the structured speedup), and the
+metadata to label them; plus ``columns``, which eval column reports which total
+(from :data:`roofline.evaluate.COLUMN_QUANTITIES` and ``COLUMN_SUMS``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import json
 import sympy
 from sympy.printing.jscode import JavascriptCodePrinter
 
-from roofline.formulas import MODEL_VERSION, RooflineModel, build_model
+from roofline.evaluate import COLUMN_QUANTITIES, COLUMN_SUMS, columns_for
+from roofline.formulas import MODEL_VERSION, QUANTITY_SYMBOLS, RooflineModel, build_model
 from roofline.recipes import RECIPE_LIST
 from roofline.symbols import HARDWARE_SYMBOLS, SHAPE_SYMBOLS
 
@@ -63,6 +66,26 @@ def model_function(model: RooflineModel) -> str:
     return "\n".join(lines)
 
 
+def speedup_function(model: RooflineModel) -> str:
+    """``(T) => speedup`` from the model's structured speedup; ``T`` maps quantity -> s."""
+    printer = _Printer({"full_prec": True})
+    expr = model.structured_speedup
+    names = {symbol: f"T[{json.dumps(q.value)}]" for q, symbol in QUANTITY_SYMBOLS.items()}
+    body = printer.doprint(expr.xreplace({s: sympy.Symbol(f"__{s.name}") for s in names}))
+    for symbol, text in names.items():
+        body = body.replace(f"__{symbol.name}", text)
+    return f"function (T) {{ return {body}; }}"
+
+
+def column_spec() -> dict[str, object]:
+    """The eval columns per mode and what each reports, from :mod:`roofline.evaluate`."""
+    return {
+        "columns": {mode: list(columns_for(mode)) for mode in ("training", "inference")},
+        "quantities": {c: q.value for c, q in COLUMN_QUANTITIES.items()},
+        "sums": {c: [q.value for q in qs] for c, qs in COLUMN_SUMS.items()},
+    }
+
+
 def model_metadata(model: RooflineModel) -> dict[str, object]:
     """Labels and grouping of a model's terms, for the calculator's breakdown."""
     return {
@@ -92,9 +115,14 @@ def calculator_script() -> str:
                 key = json.dumps(model_key(mode.value, recipe.name, fusion))
                 meta = json.dumps(model_metadata(model))
                 body = model_function(model).replace("\n", "\n  ")
-                parts.append(f"  models[{key}] = {{meta: {meta}, times: {body}}};")
+                speedup = speedup_function(model)
+                parts.append(
+                    f"  models[{key}] = {{meta: {meta}, times: {body},\n    speedup: {speedup}}};"
+                )
     parts += [
-        f"  root.RooflineModels = {{version: {json.dumps(MODEL_VERSION)}, models: models}};",
+        f"  const columns = {json.dumps(column_spec())};",
+        f"  root.RooflineModels = {{version: {json.dumps(MODEL_VERSION)}, models: models, "
+        "columns: columns};",
         "})(typeof window !== 'undefined' ? window : globalThis);",
         "",
     ]

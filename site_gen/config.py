@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 
+from roofline.cite import formula_id, slug  # noqa: F401  (re-exported for templates)
 from roofline.recipes import Mode
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = PACKAGE_DIR.parent
 DOCS_DIR = REPO_ROOT / "docs"
 GENERATED_DIRNAME = "generated"
 MKDOCS_YML = REPO_ROOT / "mkdocs.yml"
@@ -46,17 +47,8 @@ HEAT_KN = _round_to(2.0**HEAT_KN_LOG2, 128)  # blockwise needs multiples of 128
 CURVE_M = np.unique(np.round(2.0 ** np.arange(4.0, 18.0 + 1e-9, 1 / 16)))
 
 
-def slug(text: str) -> str:
-    """Lower-case, dash-separated: ``NVIDIA H100 SXM`` -> ``nvidia-h100-sxm``."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
 def recipe_page_name(mode: Mode, recipe: str) -> str:
     """File stem of a GPU x mode x recipe page, e.g. ``training-rowwise``."""
     return f"{mode.value}-{recipe}"
 
 
-def formula_id(mode: Mode, recipe: str, quantity: str, gpu: str | None = None) -> str:
-    """Stable anchor id of a formula: ``f-[<gpu-slug>-]<mode>-<recipe>-<quantity>``."""
-    parts = ["f"] + ([slug(gpu)] if gpu else []) + [mode.value, recipe, quantity]
-    return "-".join(p.replace("_", "-") for p in parts)

@@ -92,9 +92,13 @@ class Table:
     header: tuple[str, ...]
     rows: list[tuple[str, ...]] = field(default_factory=list)
     align: tuple[str, ...] = ()
+    #: Full-precision values behind the formatted rows (exports use them when set).
+    raw: list[tuple[object, ...]] | None = None
+    #: Links (relative to the page) to this table's CSV and JSON exports, set by the renderer.
+    exports: tuple[str, str] | None = None
 
     def markdown(self) -> str:
-        """GitHub-flavoured Markdown (pipes escaped)."""
+        """GitHub-flavoured Markdown (pipes escaped), then links to the CSV and JSON."""
 
         def esc(text: str) -> str:
             return str(text).replace("|", "\\|")
@@ -102,6 +106,10 @@ class Table:
         align = self.align or ("---",) * len(self.header)
         lines = ["| " + " | ".join(esc(h) for h in self.header) + " |", "|" + "|".join(align) + "|"]
         lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in self.rows]
+        if self.exports:
+            csv_link, json_link = self.exports
+            lines += ["", f'<small class="ra-export">Download: [CSV]({csv_link}) · '
+                      f"[JSON]({json_link})</small>"]  # fmt: skip
         return "\n".join(lines)
 
     def csv(self) -> str:
@@ -230,10 +238,12 @@ def columns_table(result: RecipeResult, shape_set: str, names: tuple[str, ...] =
     fused = result.table(shape_set, fusion=True)["r_fp8_gemm_and_ovhd_spdp"]
     keys = list(cols)
     header = (*(("name",) if names else ()), *keys, "r_fp8_gemm_and_ovhd_spdp_fused")
-    table = Table(header)
+    table = Table(header, raw=[])
     for i in range(len(cols[keys[0]])):
         row = [_fmt_column(k, float(cols[k][i])) for k in keys]
         table.rows.append((*((names[i],) if names else ()), *row, f"{float(fused[i]):.4f}"))
+        raw = [int(cols[k][i]) if k.startswith("fwd_") else float(cols[k][i]) for k in keys]
+        table.raw.append((*((names[i],) if names else ()), *raw, float(fused[i])))  # type: ignore[union-attr]
     return table
 
 

@@ -6,68 +6,77 @@ from dataclasses import dataclass
 
 import sympy
 
+from roofline import cite
 from roofline.capability import Support, classify
 from roofline.formulas import (
-    QUANTITY_LATEX,
-    QUANTITY_SYMBOLS,
     Quantity,
     bf16_activation_time,
     build_model,
     cast_kernel_time,
     gemm_time,
 )
-from roofline.latex import instantiated, symbolic
+from roofline.latex import symbolic
 from roofline.recipes import BF16, FP8, RECIPE_LIST, Mode, Role, get_recipe
 from roofline.specs import GpuSpec
 from roofline.symbols import K, M, N
 from site_gen import config
 
-QUANTITY_CAPTIONS: dict[Quantity, str] = {
-    Quantity.SPEEDUP: "speedup",
-    Quantity.BF16_GEMM: "bf16 GEMM time (baseline), seconds",
-    Quantity.LOWP_GEMM: "low-precision GEMM time, seconds",
-    Quantity.OVERHEAD: "cast-kernel overhead, seconds",
-    Quantity.BF16_OVERHEAD: "bf16 activation kernel (baseline), seconds",
-}
+QUANTITY_CAPTIONS = cite.QUANTITY_CAPTIONS
+quantity_lhs = cite.quantity_lhs
 
 
 @dataclass(frozen=True)
 class Formula:
-    """One displayed formula: its anchor id, a caption, the LHS symbol and sympy's LaTeX."""
+    """One displayed formula: its anchor id, a caption, the LHS symbol and sympy's LaTeX.
+
+    ``url`` is its permalink (see :mod:`roofline.cite`); ``cite`` the snippet the page's
+    "Cite" button copies and ``roofline latex --cite`` prints.
+    """
 
     anchor: str
     caption: str
     lhs: str
     latex: str
+    url: str = ""
+
+    @property
+    def citation_id(self) -> str:
+        """``<anchor>@<hash of the LaTeX>``."""
+        return cite.citation_id(self.anchor, self.lhs, self.latex)
+
+    @property
+    def cite(self) -> str:
+        """The Markdown permalink plus ``$$`` block (empty without a permalink)."""
+        if not self.url:
+            return ""
+        return cite.cite_snippet(self.anchor, self.caption, self.lhs, self.latex, self.url)
 
 
-def quantity_lhs(quantity: Quantity) -> str:
-    """The left-hand side symbol of a quantity, from the model's own LaTeX names."""
-    if quantity is Quantity.SPEEDUP:
-        return r"\mathrm{speedup}"
-    return QUANTITY_LATEX[QUANTITY_SYMBOLS[quantity]]
+def _symbolic(anchor: str, caption: str, lhs: str, latex: str) -> Formula:
+    return Formula(anchor, caption, lhs, latex, cite.equations_url(anchor))
 
 
-def symbolic_formulas(mode: Mode, recipe: str) -> list[Formula]:
+def _formula(c: cite.Citable) -> Formula:
+    return Formula(c.anchor, c.caption, c.lhs, c.latex, c.url)
+
+
+def symbolic_formula(mode: Mode, recipe: str, quantity: Quantity, fusion: bool) -> Formula:
+    """One total (or the speedup) of a model, in symbols, as the index page cites it."""
+    return _formula(cite.symbolic_total(mode, recipe, quantity, fusion))
+
+
+def symbolic_formulas(mode: Mode, recipe: str, fusion: bool = False) -> list[Formula]:
     """The structured speedup, then each total, in symbols (no GPU)."""
-    model = build_model(mode, recipe)
+    model = build_model(mode, recipe, fusion)
     out = [
-        Formula(
-            config.formula_id(mode, recipe, "structured"),
-            "speedup in terms of the totals",
+        _symbolic(
+            cite.formula_id(mode, recipe, "structured", fusion=fusion),
+            cite.symbolic_caption(mode, recipe, fusion, "speedup in terms of the totals"),
             r"\mathrm{speedup}",
             symbolic(model.structured_speedup),
         )
     ]
-    for quantity in model.quantities():
-        out.append(
-            Formula(
-                config.formula_id(mode, recipe, quantity.value),
-                QUANTITY_CAPTIONS[quantity],
-                quantity_lhs(quantity),
-                symbolic(model.total(quantity)),
-            )
-        )
+    out += [symbolic_formula(mode, recipe, q, fusion) for q in model.quantities()]
     return out
 
 
@@ -85,24 +94,32 @@ def instantiated_for_gpu(gpu: GpuSpec) -> dict[tuple[str, str], tuple[Formula, .
             if classify(gpu, recipe, mode).support is Support.IMPOSSIBLE:
                 continue
             model = build_model(mode, recipe)
-            speedup = Formula(
-                config.formula_id(mode, recipe.name, "speedup", gpu=gpu.name),
-                f"speedup on {gpu.name}",
-                r"\mathrm{speedup}",
-                instantiated(model.speedup, gpu),
+            out[(mode.value, recipe.name)] = tuple(
+                instantiated_formula(gpu, mode, recipe.name, q) for q in model.quantities()
             )
-            totals = tuple(
-                Formula(
-                    config.formula_id(mode, recipe.name, quantity.value, gpu=gpu.name),
-                    f"{QUANTITY_CAPTIONS[quantity]}, on {gpu.name}",
-                    quantity_lhs(quantity),
-                    instantiated(model.total(quantity), gpu),
-                )
-                for quantity in model.quantities()
-                if quantity is not Quantity.SPEEDUP
-            )
-            out[(mode.value, recipe.name)] = (speedup, *totals)
     return out
+
+
+def instantiated_formula(gpu: GpuSpec, mode: Mode, recipe: str, quantity: Quantity) -> Formula:
+    """One total (or the speedup) with ``gpu``'s figures, as its GPU x recipe page shows it."""
+    return _formula(cite.instantiated_total(gpu, mode, recipe, quantity))
+
+
+def equation_index() -> list[tuple[str, list[Formula]]]:
+    """Every symbolic formula, grouped for the equation index page.
+
+    The methodology's building blocks first, then per mode x recipe x fusion the
+    structured speedup and each total. Ids are names, never positions.
+    """
+    groups = [("Building blocks", list(methodology_formulas().values()))]
+    for mode in config.MODES:
+        for recipe in RECIPE_LIST:
+            if mode not in recipe.plans:
+                continue
+            for fusion in (False, True):
+                title = f"{mode.value} / {recipe.name}" + (" / fusion modelled" if fusion else "")
+                groups.append((title, symbolic_formulas(mode, recipe.name, fusion)))
+    return groups
 
 
 def methodology_formulas() -> dict[str, Formula]:
@@ -147,7 +164,7 @@ def methodology_formulas() -> dict[str, Formula]:
         ),
     }
     return {
-        key: Formula(f"f-model-{key}", caption, lhs, symbolic(expr))
+        key: _symbolic(f"f-model-{key}", caption, lhs, symbolic(expr))
         for key, (caption, lhs, expr) in items.items()
     }
 

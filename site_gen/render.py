@@ -18,9 +18,15 @@ from roofline.capability import Support, matrix
 from roofline.formulas import MODEL_VERSION
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.specs import GPU_KEYS, TOP_KEYS, GpuSpec
-from site_gen import config
+from site_gen import calculator, config, exports
 from site_gen import context as ctx
-from site_gen.formulas import Formula, latex_of, methodology_formulas, symbolic_formulas
+from site_gen.formulas import (
+    Formula,
+    equation_index,
+    latex_of,
+    methodology_formulas,
+    symbolic_formulas,
+)
 from site_gen.gather import Atlas, RecipeResult, best_at_canonical, decision_map, table_sets
 
 GEN = config.GENERATED_DIRNAME
@@ -100,7 +106,11 @@ class Renderer:
         }
 
     def page(self, path: str, template: str, **context: Any) -> None:
-        """Render ``template`` with ``context`` into ``path`` (docs-relative)."""
+        """Render ``template`` with ``context`` into ``path`` (docs-relative).
+
+        Every table in ``context`` is also exported as CSV and JSON beside the page.
+        """
+        self.pages.update(exports.attach_exports(path, context))
         self.pages[path] = self.env.get_template(template).render(page_path=path, **context)
 
     def plot(self, path: str, kind: str, **kwargs: Any) -> str:
@@ -134,6 +144,8 @@ class Renderer:
             self.recipe(recipe)
         self.methodology()
         self.specs()
+        self.equations()
+        self.data()
         self.pages[f"{GEN}/nav.json"] = json.dumps(self.nav(), indent=1) + "\n"
 
     def home(self) -> None:
@@ -157,6 +169,11 @@ class Renderer:
             for mode in config.MODES
             for shape in ("canonical", "llama")
         }
+        self.pages.update(
+            exports.attach_exports(
+                page, {"best": best_table, "matrix": matrices}, folder=f"{GEN}/home"
+            )
+        )
         self.pages[f"{GEN}/_snippets/home_matrix.md.txt"] = self.env.get_template(
             "home_matrix.md.j2"
         ).render(best_table=best_table, matrices=matrices, modes=config.MODES, page_path=page)
@@ -321,20 +338,19 @@ class Renderer:
             "pow2": ctx.columns_table(result, "pow2"),
             "break-even": _page_break_even(result),
         }
-        csv_links = {}
-        for name, table in tables.items():
-            path = f"{ctx.gpu_dir(gpu)}/csv/{stem}-{name}.csv"
-            self.pages[path] = table.csv()
-            csv_links[name] = ctx.rel(path, page)
         self.page(
             page,
             "gpu_recipe.md.j2",
             computable=True,
             symbolic=self.symbolic[(mode.value, recipe.name)],
             instantiated=self.instantiated[gpu.name][(mode.value, recipe.name)],
-            summary=ctx.speedup_summary(result),
+            headline=_headline(ctx.speedup_summary(result)),
             tables=tables,
-            csv_links=csv_links,
+            calculator=calculator.widget(page, gpu.name, mode.value, recipe.name),
+            calculator_link=ctx.rel("calculator.md", page),
+            data_link=ctx.rel(
+                exports.evaluation_path(gpu, mode.value, recipe.name, False) + ".json", page
+            ),
             img_prefix=f"img/{stem}",
             kernels=_kernel_rows(recipe, mode),
             **common,
@@ -441,6 +457,28 @@ class Renderer:
             traffic=traffic,
             symbols=symbols,
             recipes=RECIPE_LIST,
+        )
+
+    def equations(self) -> None:
+        """The equation index, included by the hand-written ``docs/equations.md``."""
+        groups = equation_index()
+        self.pages[f"{GEN}/_snippets/equations.md.txt"] = self.env.get_template(
+            "equations.md.j2"
+        ).render(groups=groups, count=sum(len(f) for _, f in groups), page_path="equations.md")
+
+    def data(self) -> None:
+        """``generated/data/``, the calculator's scripts and the Data page's file list."""
+        files = exports.data_files(self.atlas)
+        self.pages.update(files)
+        self.pages.update(calculator.scripts(self.atlas.specs))
+        gpus = [{"name": g.name, "slug": config.slug(g.name)} for g in self.atlas.gpus]
+        evaluations = sum(1 for p in files if p.endswith(".json")) - 3
+        self.pages[f"{GEN}/_snippets/data.md.txt"] = self.env.get_template("data.md.j2").render(
+            gpus=gpus,
+            evaluations=evaluations,
+            data_dir=ctx.rel(exports.DATA_DIR, "data.md"),
+            sets=table_sets(),
+            page_path="data.md",
         )
 
     def specs(self) -> None:
@@ -625,6 +663,16 @@ def _gemm_rows(recipe: Recipe, mode: Mode) -> ctx.Table:
         scales = f"1 byte per {block} operand elements" if block and fmt.name != "bf16" else "—"
         table.rows.append((gemm.value, fmt.name, scales))
     return table
+
+
+def _headline(summary: dict[str, str]) -> ctx.Table:
+    """The summary row under a GPU x recipe page's title."""
+    kn = config.CANONICAL_KN
+    header = (f"M = {config.CANONICAL_M}, K = N = {kn}", "with fusion",
+              "llama shapes (all four)", f"break-even M at K = N = {kn}")  # fmt: skip
+    row = (f"**{summary['canonical']}**", summary["canonical_fused"], summary["llama"],
+           summary["break_even"])  # fmt: skip
+    return ctx.Table(header, [row])
 
 
 def _page_break_even(result: RecipeResult) -> ctx.Table:

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN_DIR = ROOT / "tests" / "golden"
 SPECS = "tests/data/site_small_specs.toml"  # relative: the Specs page quotes it
 REGENERATE = ".venv/bin/python -m tests.test_site_golden --regenerate"
-SUFFIXES = (".md", ".txt", ".json")
+SUFFIXES = (".md", ".txt", "/nav.json")  # exports (CSV, JSON, data/) are tested apart
 
 
 def generated_text() -> dict[str, str]:

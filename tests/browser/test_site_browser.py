@@ -164,9 +164,169 @@ def test_copy_button_copies_the_formula(session: Session) -> None:
     page = session.page
     anchor = "f-test-b200-training-mxfp8-cublas-speedup"
     block = page.locator(f"#{anchor}")
-    expected = block.locator(".ra-copy").get_attribute("data-latex")
+    expected = block.locator(".ra-copy:not(.ra-cite)").get_attribute("data-latex")
     assert expected and "\\max" in expected
-    block.locator(".ra-copy").click()
+    block.locator(".ra-copy:not(.ra-cite)").click()
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied == expected
     assert session.errors == []
+
+
+# -- calculator ---------------------------------------------------------------------------
+
+CALCULATOR = "calculator/"
+REL = 1e-9
+
+
+def _calculator_cases(count: int = 15) -> list[dict]:
+    """Random GPU x mode x recipe x fusion x shape cases of the small spec file (fixed seed)."""
+    import numpy as np
+    from browser.site_fixtures import SMALL_SPECS
+
+    from roofline import Support, classify, load_specs
+    from roofline.recipes import RECIPE_LIST
+
+    rng = np.random.default_rng(20251)
+    specs = load_specs(SMALL_SPECS)
+    combos = [(gpu, recipe, mode) for gpu in specs.values() for recipe in RECIPE_LIST
+              for mode in recipe.modes
+              if classify(gpu, recipe, mode).support is not Support.IMPOSSIBLE]  # fmt: skip
+    cases = []
+    for i in rng.choice(len(combos), size=count, replace=False):
+        gpu, recipe, mode = combos[i]
+        m = int(rng.integers(1, 70000))
+        k, n = (int(v) * 128 for v in rng.integers(1, 200, 2))
+        cases.append({"gpu": gpu.name, "mode": mode.value, "recipe": recipe.name,
+                      "fusion": bool(rng.integers(0, 2)), "shape": (m, k, n)})  # fmt: skip
+    return cases
+
+
+def _expected(case: dict) -> dict[str, float]:
+    import warnings
+
+    from browser.site_fixtures import SMALL_SPECS
+
+    from roofline import evaluate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = evaluate(case["gpu"], case["mode"], case["recipe"], *case["shape"],
+                       fusion=case["fusion"], specs=str(SMALL_SPECS))  # fmt: skip
+    return {k: float(v) for k, v in out.items()}
+
+
+def _read_columns(page) -> dict[str, float]:
+    page.wait_for_selector("[data-column]")
+    return {c: float(v) for c, v in page.evaluate(
+        "Array.from(document.querySelectorAll('.ra-calc [data-column]'))"
+        ".map(e => [e.dataset.column, e.dataset.value])")}  # fmt: skip
+
+
+def _assert_close(got: dict[str, float], want: dict[str, float], case: dict) -> None:
+    assert set(got) == set(want), (case, sorted(got), sorted(want))
+    for column, value in want.items():
+        assert abs(got[column] - value) <= REL * abs(value), (case, column, got[column], value)
+
+
+def _query(case: dict) -> str:
+    from urllib.parse import urlencode
+
+    m, k, n = case["shape"]
+    return "?" + urlencode({"gpu": case["gpu"], "mode": case["mode"], "recipe": case["recipe"],
+                            "M": m, "K": k, "N": n, "fusion": int(case["fusion"])})  # fmt: skip
+
+
+def test_calculator_from_query_strings_matches_evaluate(session: Session) -> None:
+    for case in _calculator_cases():
+        session.open(CALCULATOR + _query(case))
+        _assert_close(_read_columns(session.page), _expected(case), case)
+    assert session.errors == [] and session.external == [] and session.failed == []
+
+
+def test_calculator_form_matches_evaluate_and_writes_the_query(session: Session) -> None:
+    from urllib.parse import parse_qs, urlparse
+
+    session.open(CALCULATOR)
+    page = session.page
+    page.wait_for_selector("[data-column]")
+    for case in _calculator_cases()[::-1]:
+        page.select_option(".ra-calc select[name=gpu]", case["gpu"])
+        page.select_option(".ra-calc select[name=mode]", case["mode"])
+        page.select_option(".ra-calc select[name=recipe]", case["recipe"])
+        page.set_checked(".ra-calc input[name=fusion]", case["fusion"])
+        for dim, value in zip("MKN", case["shape"], strict=True):
+            page.fill(f".ra-calc input[name={dim}]", str(value))
+        _assert_close(_read_columns(page), _expected(case), case)
+        query = parse_qs(urlparse(page.url).query)
+        m, k, n = case["shape"]
+        assert query == {"gpu": [case["gpu"]], "mode": [case["mode"]], "recipe": [case["recipe"]],
+                         "M": [str(m)], "K": [str(k)], "N": [str(n)],
+                         "fusion": [str(int(case["fusion"]))]}  # fmt: skip
+    assert session.errors == [] and session.external == []
+
+
+def test_calculator_shows_the_cli_messages(session: Session) -> None:
+    from browser.site_fixtures import SMALL_SPECS
+
+    from roofline import classify, get_recipe, load_specs
+    from roofline.errors import RooflineError
+    from roofline.recipes import Mode
+
+    page = session.page
+    gpu = load_specs(SMALL_SPECS)["Test H100"]
+    reason = classify(gpu, get_recipe("nvfp4"), Mode.INFERENCE).reason
+    session.open(CALCULATOR + "?gpu=Test%20H100&mode=inference&recipe=nvfp4&M=8192&K=4096&N=4096")
+    message = page.locator("[data-role=message]")
+    message.wait_for()
+    assert message.locator("p").last.inner_text() == reason
+    assert message.get_attribute("data-kind") == "impossible"
+    assert page.locator(".ra-calc [data-column]").count() == 0
+    # An override that adds the missing peak makes it computable (hypothetical: not native).
+    session.open(CALCULATOR + "?gpu=Test%20H100&mode=inference&recipe=nvfp4&M=8192&K=4096"
+                 "&N=4096&fp4_peak_tops=4e15")  # fmt: skip
+    page.wait_for_selector("[data-column]")
+    assert page.get_attribute("[data-role=support]", "data-support") == "hypothetical"
+    # Shape errors: the evaluator's own words.
+    for query, call in (
+        ("recipe=rowwise&M=0&K=4096&N=4096", ("rowwise", 0, 4096, 4096)),
+        ("recipe=blockwise&M=8192&K=4000&N=4096", ("blockwise", 8192, 4000, 4096)),
+    ):
+        session.open(CALCULATOR + "?gpu=Test%20H100&mode=training&" + query)
+        page.locator("[data-role=message]").wait_for()
+        from roofline import evaluate
+
+        with pytest.raises(RooflineError) as err:
+            evaluate(gpu, "training", call[0], *call[1:])
+        assert page.locator("[data-role=message] p").last.inner_text() == str(err.value)
+    assert session.errors == []
+
+
+def test_calculator_screenshots(browser, base_url: str) -> None:
+    for scheme in ("light", "dark"):
+        s = Session(browser, base_url, scheme=scheme)
+        try:
+            s.open(CALCULATOR + "?gpu=Test%20B200&mode=training&recipe=mxfp8_cublas"
+                   "&M=8192&K=4096&N=4096&fusion=0")  # fmt: skip
+            s.page.wait_for_selector("[data-column]")
+            _screenshot(s, f"calculator-{scheme}")
+            s.open(PAGES["gpu-recipe"])
+            s.page.wait_for_selector("[data-column]")
+            s.page.locator(".ra-calc").screenshot(path=str(ARTIFACTS / f"calculator-embedded-{scheme}.png"))
+            assert s.errors == [] and s.external == []
+        finally:
+            s.close()
+
+
+def test_equation_index_cite_button(session: Session) -> None:
+    from roofline.cite import symbolic_total
+    from roofline.formulas import Quantity
+    from roofline.recipes import Mode
+
+    session.open("equations/")
+    page = session.page
+    anchor = "f-training-rowwise-overhead"
+    expected = symbolic_total(Mode.TRAINING, "rowwise", Quantity.OVERHEAD, False).snippet
+    page.locator(f"#{anchor} .ra-cite").click()
+    assert page.evaluate("navigator.clipboard.readText()") == expected
+    assert page.locator(".arithmatex .katex").count() == page.locator(".arithmatex").count()
+    assert session.errors == [] and session.external == []

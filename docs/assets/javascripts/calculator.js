@@ -1,0 +1,411 @@
+/* Roofline Atlas calculator: UI around the generated model (generated/calculator/models.js)
+ * and data (generated/calculator/data.js). No formula is written here: term times and the
+ * speedup come from the sympy-printed functions; this file only sums terms into totals
+ * and totals into columns, as roofline.evaluate.CompiledModel.totals / evaluate_columns do.
+ *
+ * Contract: state in the query string (?gpu=&mode=&recipe=&M=&K=&N=&fusion=0|1 and any
+ * spec key as an override, in SI units); each output carries data-column (or data-term)
+ * and data-value (full precision). */
+(function () {
+  "use strict";
+
+  var loading = null;
+
+  function loadScript(src) {
+    return new Promise(function (resolve, reject) {
+      var el = document.createElement("script");
+      el.src = src;
+      el.onload = resolve;
+      el.onerror = function () { reject(new Error("cannot load " + src)); };
+      document.head.appendChild(el);
+    });
+  }
+
+  function loadAll(root) {
+    if (window.RooflineModels && window.RooflineCalculatorData) return Promise.resolve();
+    if (!loading) {
+      loading = loadScript(root + "generated/calculator/models.js").then(function () {
+        return loadScript(root + "generated/calculator/data.js");
+      });
+    }
+    return loading;
+  }
+
+  // -- the model: totals and columns (mirrors roofline/evaluate.py) -----------------------
+
+  function evaluateColumns(key, mode, M, K, N, hw) {
+    var models = window.RooflineModels;
+    var model = models.models[key];
+    var times = model.times(M, K, N, hw);
+    var T = {};
+    model.meta.terms.forEach(function (t) {
+      T[t.quantity] = T[t.quantity] === undefined ? times[t.key] : T[t.quantity] + times[t.key];
+    });
+    var spec = models.columns;
+    Object.keys(spec.quantities).forEach(function (c) {
+      var q = spec.quantities[c];
+      if (q !== "speedup" && T[q] === undefined) T[q] = 0;  // e.g. no bf16 activation
+    });
+    T.speedup = model.speedup(T);
+    var out = { fwd_M: M, fwd_K: K, fwd_N: N };
+    spec.columns[mode].slice(3).forEach(function (c) {
+      if (spec.sums[c]) {
+        var qs = spec.sums[c];
+        var total = T[qs[0]];
+        for (var i = 1; i < qs.length; i++) total = total + T[qs[i]];
+        out[c] = total;
+      } else {
+        out[c] = T[spec.quantities[c]];
+      }
+    });
+    return { columns: out, times: times, terms: model.meta.terms };
+  }
+
+  // -- helpers ------------------------------------------------------------------------------
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) {
+      if (k === "text") node.textContent = attrs[k];
+      else if (k === "html") node.innerHTML = attrs[k];
+      else node.setAttribute(k, attrs[k]);
+    });
+    (children || []).forEach(function (c) { if (c) node.appendChild(c); });
+    return node;
+  }
+
+  function fill(template, values) {
+    return template.replace(/\{(\w+)\}/g, function (m, k) { return values[k]; });
+  }
+
+  function pyRepr(text) {  // Python's repr of a str, as the CLI's message shows it
+    var quote = text.indexOf("'") >= 0 && text.indexOf('"') < 0 ? '"' : "'";
+    return quote + text.replace(/\\/g, "\\\\") + quote;
+  }
+
+  function fmtSeconds(s) {
+    if (!isFinite(s)) return String(s);
+    if (s >= 1) return s.toPrecision(4) + " s";
+    if (s >= 1e-3) return (s * 1e3).toPrecision(4) + " ms";
+    return (s * 1e6).toPrecision(4) + " µs";
+  }
+
+  function fmtValue(column, v) {
+    if (column.indexOf("fwd_") === 0) return String(v);
+    if (column === "r_fp8_gemm_and_ovhd_spdp") return v.toFixed(4) + "×";
+    return fmtSeconds(v);
+  }
+
+  var COLUMN_LABELS = {
+    fwd_M: "M (tokens)", fwd_K: "K (in features)", fwd_N: "N (out features)",
+    r_bf16_gemm_s: "bf16 GEMM time", r_fp8_gemm_s: "low-precision GEMM time",
+    r_bf16_ovhd_s: "bf16 activation kernel", r_fp8_ovhd_s: "cast-kernel overhead",
+    r_fp8_gemm_and_ovhd_s: "low-precision total", r_fp8_gemm_and_ovhd_spdp: "speedup over bf16"
+  };
+
+  // -- the widget ---------------------------------------------------------------------------
+
+  function Calculator(host) {
+    this.host = host;
+    this.data = window.RooflineCalculatorData;
+    this.build();
+    this.readState();
+    this.update(false);
+  }
+
+  Calculator.prototype.field = function (label, input, hint) {
+    return el("label", { class: "ra-calc-field" }, [
+      el("span", { class: "ra-calc-label", text: label }), input,
+      hint ? el("span", { class: "ra-calc-hint", text: hint }) : null
+    ]);
+  };
+
+  Calculator.prototype.build = function () {
+    var self = this, d = this.data;
+    var host = this.host;
+    host.innerHTML = "";
+    this.gpu = el("select", { name: "gpu", "aria-label": "GPU" });
+    d.gpus.forEach(function (g) { self.gpu.appendChild(el("option", { value: g.name, text: g.name })); });
+    this.mode = el("select", { name: "mode", "aria-label": "mode" });
+    Object.keys(d.modes).forEach(function (m) { self.mode.appendChild(el("option", { value: m, text: m })); });
+    this.recipe = el("select", { name: "recipe", "aria-label": "recipe" });
+    this.fusion = el("input", { type: "checkbox", name: "fusion" });
+    this.dims = {};
+    ["M", "K", "N"].forEach(function (dim) {
+      self.dims[dim] = el("input", { type: "text", inputmode: "numeric", name: dim,
+                                     autocomplete: "off", spellcheck: "false" });
+    });
+    this.preset = el("select", { name: "preset", "aria-label": "shape preset" });
+    this.preset.appendChild(el("option", { value: "", text: "choose a preset…" }));
+    d.presets.forEach(function (p) { self.preset.appendChild(el("option", { value: p[0], text: p[1] })); });
+    this.overrides = {};
+    var overrideFields = d.hardware.map(function (h) {
+      var input = el("input", { type: "text", inputmode: "decimal", name: h.key, autocomplete: "off" });
+      self.overrides[h.key] = input;
+      return self.field(h.description, input, h.unit + " · " + h.key);
+    });
+
+    var model = el("fieldset", { class: "ra-calc-group" }, [
+      el("legend", { text: "Model" }),
+      this.field("GPU", this.gpu), this.field("Mode", this.mode), this.field("Recipe", this.recipe),
+      el("label", { class: "ra-calc-check" }, [this.fusion,
+        el("span", { text: " model fusion (cast reads fused into the previous op)" })])
+    ]);
+    var shape = el("fieldset", { class: "ra-calc-group" }, [
+      el("legend", { text: "Layer shape: (M × K) @ (K × N)" }),
+      this.field("M", this.dims.M, "tokens"), this.field("K", this.dims.K, "input features"),
+      this.field("N", this.dims.N, "output features"), this.field("Preset", this.preset)
+    ]);
+    this.overrideBox = el("details", { class: "ra-calc-overrides" }, [
+      el("summary", { text: "Override the GPU's figures (blank: the spec's value)" }),
+      el("div", { class: "ra-calc-grid" }, overrideFields)
+    ]);
+    this.status = el("div", { class: "ra-calc-status", "data-role": "status", role: "status" });
+    this.results = el("div", { class: "ra-calc-results" });
+    this.command = el("code", { class: "ra-calc-command" });
+    this.share = el("button", { type: "button", class: "ra-copy", text: "Copy link" });
+    host.appendChild(el("form", { class: "ra-calc-form", autocomplete: "off" },
+                        [model, shape, this.overrideBox]));
+    host.appendChild(this.status);
+    host.appendChild(this.results);
+    host.appendChild(el("div", { class: "ra-calc-cli" }, [
+      el("span", { text: "Same numbers from the CLI: " }), this.command, this.share]));
+
+    var onChange = function () { self.update(true); };
+    [this.gpu, this.recipe, this.fusion].forEach(function (x) { x.addEventListener("change", onChange); });
+    this.mode.addEventListener("change", function () { self.fillRecipes(self.recipe.value); onChange(); });
+    Object.keys(this.dims).forEach(function (k) { self.dims[k].addEventListener("input", onChange); });
+    Object.keys(this.overrides).forEach(function (k) { self.overrides[k].addEventListener("input", onChange); });
+    this.gpu.addEventListener("change", function () { self.placeholders(); });
+    this.preset.addEventListener("change", function () {
+      var p = d.presets.filter(function (x) { return x[0] === self.preset.value; })[0];
+      if (!p) return;
+      self.dims.M.value = p[2]; self.dims.K.value = p[3]; self.dims.N.value = p[4];
+      onChange();
+    });
+    this.share.addEventListener("click", function () {
+      var text = window.location.href;
+      if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(text);
+      self.share.textContent = "Copied";
+      setTimeout(function () { self.share.textContent = "Copy link"; }, 1500);
+    });
+  };
+
+  Calculator.prototype.fillRecipes = function (wanted) {
+    var self = this, names = this.data.modes[this.mode.value] || [];
+    this.recipe.innerHTML = "";
+    names.forEach(function (n) { self.recipe.appendChild(el("option", { value: n, text: n })); });
+    this.recipe.value = names.indexOf(wanted) >= 0 ? wanted : names[0];
+  };
+
+  Calculator.prototype.gpuData = function () {
+    var name = this.gpu.value;
+    return this.data.gpus.filter(function (g) { return g.name === name; })[0];
+  };
+
+  Calculator.prototype.placeholders = function () {
+    var g = this.gpuData(), self = this;
+    this.data.hardware.forEach(function (h) {
+      var v = g.hw[h.key];
+      self.overrides[h.key].placeholder = v === null ? "absent" : String(+(v / h.scale).toPrecision(12));
+    });
+  };
+
+  Calculator.prototype.readState = function () {
+    var q = new URLSearchParams(window.location.search), d = this.data, host = this.host;
+    var pick = function (key) { return q.has(key) ? q.get(key) : (host.dataset[key] || d.defaults[key]); };
+    var gpu = pick("gpu"), lower = String(gpu).toLowerCase();
+    var match = d.gpus.filter(function (g) { return g.name.toLowerCase() === lower || g.slug === lower; })[0];
+    this.gpu.value = match ? match.name : d.defaults.gpu;
+    var mode = String(pick("mode")).toLowerCase();
+    this.mode.value = d.modes[mode] ? mode : d.defaults.mode;
+    var recipe = String(pick("recipe")).toLowerCase();
+    this.fillRecipes(d.aliases[recipe] || recipe);
+    var self = this;
+    ["M", "K", "N"].forEach(function (dim) { self.dims[dim].value = pick(dim); });
+    this.fusion.checked = q.get("fusion") === "1" || q.get("fusion") === "true";
+    d.hardware.forEach(function (h) {
+      if (q.has(h.key) && q.get(h.key) !== "") {
+        var v = Number(q.get(h.key));
+        self.overrides[h.key].value = isFinite(v) ? String(+(v / h.scale).toPrecision(15)) : q.get(h.key);
+        self.overrideBox.open = true;
+      }
+    });
+    this.placeholders();
+  };
+
+  Calculator.prototype.writeState = function (hw) {
+    var q = new URLSearchParams(), self = this;
+    q.set("gpu", this.gpu.value);
+    q.set("mode", this.mode.value);
+    q.set("recipe", this.recipe.value);
+    ["M", "K", "N"].forEach(function (dim) { q.set(dim, self.dims[dim].value.trim()); });
+    q.set("fusion", this.fusion.checked ? "1" : "0");
+    Object.keys(hw.overridden).forEach(function (k) { q.set(k, String(hw.overridden[k])); });
+    var url = window.location.pathname + "?" + q.toString() + window.location.hash;
+    window.history.replaceState(null, "", url);
+  };
+
+  Calculator.prototype.hardware = function () {
+    var g = this.gpuData(), hw = {}, overridden = {}, errors = [], self = this;
+    this.data.hardware.forEach(function (h) {
+      hw[h.key] = g.hw[h.key];
+      var text = self.overrides[h.key].value.trim();
+      self.overrides[h.key].classList.remove("ra-invalid");
+      if (text === "") return;
+      var v = Number(text);
+      if (!isFinite(v) || v <= 0) {
+        self.overrides[h.key].classList.add("ra-invalid");
+        errors.push(h.key + " must be a positive number, got " + pyRepr(text));
+        return;
+      }
+      hw[h.key] = v * h.scale;
+      overridden[h.key] = hw[h.key];
+    });
+    return { values: hw, overridden: overridden, errors: errors };
+  };
+
+  // The checks of roofline.evaluate.evaluate, in its order, with the CLI's messages.
+  Calculator.prototype.check = function (key, hw, dims) {
+    var d = this.data, gpu = this.gpu.value;
+    var needs = d.needs[key];
+    for (var i = 0; i < needs.length; i++) {
+      var v = hw[needs[i]];
+      if (v === null || v === undefined) {
+        return { kind: "impossible", text: fill(d.missing[key][needs[i]], { gpu: gpu }) };
+      }
+    }
+    var names = ["M", "K", "N"];
+    for (var j = 0; j < names.length; j++) {
+      var text = dims[names[j]];
+      var numeric = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text);
+      var value = Number(text);
+      if (!numeric || !isFinite(value) || value <= 0 || Math.round(value) !== value) {
+        var shown = numeric ? String(value) : pyRepr(text);
+        return { kind: "shape", text: fill(d.shape.positive, { dim: names[j], value: shown }) };
+      }
+    }
+    var rules = d.shape.divisible[this.recipe.value] || [];
+    for (var r = 0; r < rules.length; r++) {
+      var value = Number(dims[rules[r][0]]);
+      if (value % rules[r][1] !== 0) return { kind: "shape", text: fill(rules[r][2], { value: value }) };
+    }
+    return null;
+  };
+
+  Calculator.prototype.update = function (write) {
+    var d = this.data, self = this;
+    var mode = this.mode.value, recipe = this.recipe.value, fusion = this.fusion.checked;
+    var key = mode + "/" + recipe + "/" + (fusion ? 1 : 0);
+    var hw = this.hardware();
+    var dims = {};
+    ["M", "K", "N"].forEach(function (dim) { dims[dim] = self.dims[dim].value.trim(); });
+    if (write) this.writeState(hw);
+    var cmd = 'roofline eval --gpu "' + this.gpu.value + '" --mode ' + mode + " --recipe " + recipe +
+      " --shape " + dims.M + "," + dims.K + "," + dims.N + (fusion ? " --fusion" : "");
+    this.command.textContent = cmd;
+    this.results.innerHTML = "";
+    this.status.innerHTML = "";
+    var problem = hw.errors.length ? { kind: "shape", text: hw.errors[0] } :
+      this.check(mode + "/" + recipe, hw.values, dims);
+    if (problem) {
+      this.status.appendChild(el("div", {
+        class: "admonition " + (problem.kind === "impossible" ? "failure" : "warning"),
+        "data-role": "message", "data-kind": problem.kind
+      }, [el("p", { class: "admonition-title", text: problem.kind === "impossible" ?
+        "Not computable" : "Invalid input" }), el("p", { text: problem.text })]));
+      return;
+    }
+    var verdict = this.gpuData().capability[mode + "/" + recipe];
+    var badge = el("div", { class: "admonition " + (verdict[0] === "native" ? "success" : "warning"),
+                            "data-role": "support", "data-support": verdict[0] },
+                   [el("p", { class: "admonition-title", text: verdict[0] === "native" ? "Native" :
+                     "Hypothetical estimate" }), el("p", { text: verdict[1] })]);
+    this.status.appendChild(badge);
+    if (Object.keys(hw.overridden).length) {
+      this.status.appendChild(el("p", { class: "ra-calc-note", text: "With your overrides of " +
+        Object.keys(hw.overridden).join(", ") + " (not the published spec)." }));
+    }
+    var M = Number(dims.M), K = Number(dims.K), N = Number(dims.N);
+    var result = evaluateColumns(key, mode, M, K, N, hw.values);
+    this.render(result, mode, hw.values);
+  };
+
+  Calculator.prototype.render = function (result, mode, hw) {
+    var cols = result.columns, spec = window.RooflineModels.columns.columns[mode];
+    var speed = cols.r_fp8_gemm_and_ovhd_spdp;
+    var headline = el("div", { class: "ra-calc-cards" }, [
+      card("speedup over bf16", fmtValue("r_fp8_gemm_and_ovhd_spdp", speed),
+           speed >= 1 ? "ra-good" : "ra-bad"),
+      card("bf16 time", fmtSeconds(cols.r_bf16_gemm_s + (cols.r_bf16_ovhd_s || 0)), ""),
+      card("low-precision time", fmtSeconds(cols.r_fp8_gemm_and_ovhd_s), "")
+    ]);
+    var table = el("table", { class: "ra-calc-columns" }, [
+      el("thead", {}, [el("tr", {}, [el("th", { text: "column" }), el("th", { text: "meaning" }),
+                                     el("th", { text: "value" })])]),
+      el("tbody", {}, spec.map(function (c) {
+        return el("tr", {}, [el("td", {}, [el("code", { text: c })]),
+          el("td", { text: COLUMN_LABELS[c] || "" }),
+          el("td", { class: "ra-num", "data-column": c, "data-value": String(cols[c]),
+                     title: String(cols[c]), text: fmtValue(c, cols[c]) })]);
+      }))
+    ]);
+    var rows = result.terms.map(function (t) {
+      var total = result.times[t.key], bound = "";
+      var compute = "", memory = "";
+      if (t.gemm) {
+        var c = result.times[t.key + "#compute"], m = result.times[t.key + "#memory"];
+        compute = el("td", { class: "ra-num", "data-term": t.key + "#compute", "data-value": String(c), text: fmtSeconds(c) });
+        memory = el("td", { class: "ra-num", "data-term": t.key + "#memory", "data-value": String(m), text: fmtSeconds(m) });
+        bound = c >= m && c >= hw.kernel_launch_overhead_s ? "compute" :
+          (m >= hw.kernel_launch_overhead_s ? "memory" : "launch");
+      } else {
+        bound = total > hw.kernel_launch_overhead_s ? "memory" : "launch";
+      }
+      return el("tr", { class: t.quantity.indexOf("bf16") === 0 ? "ra-baseline" : "" }, [
+        el("td", { text: t.label }),
+        el("td", { text: t.quantity.indexOf("bf16") === 0 ? "bf16 baseline" : "low precision" }),
+        el("td", { class: "ra-num", "data-term": t.key, "data-value": String(total), text: fmtSeconds(total) }),
+        compute || el("td", { class: "ra-num", text: "—" }), memory || el("td", { class: "ra-num", text: "—" }),
+        el("td", {}, [el("span", { class: "ra-bound ra-bound-" + bound, "data-bound": bound,
+                                   text: bound + "-bound" })])
+      ]);
+    });
+    var breakdown = el("table", { class: "ra-calc-breakdown" }, [
+      el("thead", {}, [el("tr", {}, ["GEMM or kernel", "side", "time", "compute", "memory", "bound"]
+        .map(function (h) { return el("th", { text: h }); }))]),
+      el("tbody", {}, rows)
+    ]);
+    this.results.appendChild(headline);
+    this.results.appendChild(el("h3", { text: "Columns (as roofline eval prints them)" }));
+    this.results.appendChild(el("div", { class: "md-typeset__table" }, [table]));
+    this.results.appendChild(el("h3", { text: "Per-kernel breakdown" }));
+    this.results.appendChild(el("div", { class: "md-typeset__table" }, [breakdown]));
+  };
+
+  function card(label, value, cls) {
+    return el("div", { class: "ra-calc-card " + cls }, [
+      el("div", { class: "ra-calc-card-label", text: label }),
+      el("div", { class: "ra-calc-card-value", text: value })
+    ]);
+  }
+
+  function start() {
+    var hosts = document.querySelectorAll(".ra-calc:not([data-ready])");
+    if (!hosts.length) return;
+    var root = hosts[0].dataset.root || "./";
+    loadAll(root).then(function () {
+      hosts.forEach(function (host) {
+        host.setAttribute("data-ready", "1");
+        host.calculator = new Calculator(host);
+      });
+    }).catch(function (err) {
+      hosts.forEach(function (host) { host.textContent = "The calculator could not load: " + err.message; });
+      console.error("Roofline Atlas: " + err.message);
+    });
+  }
+
+  window.RooflineCalculator = { evaluateColumns: evaluateColumns };
+  if (typeof document$ !== "undefined") document$.subscribe(start);
+  else document.addEventListener("DOMContentLoaded", start);
+})();

@@ -1,0 +1,192 @@
+"""The in-page calculator: its generated scripts and the widget each page embeds.
+
+Two generated files serve every calculator on the site, loaded by relative URL (they
+work offline, even from ``file://``):
+
+* ``generated/calculator/models.js``: :func:`roofline.jscode.calculator_script`, the
+  arithmetic printed by sympy from the model's expressions;
+* ``generated/calculator/data.js``: the GPUs' figures, which recipes each mode has, and
+  every message the CLI would print, produced here by calling the CLI's own code
+  (:func:`roofline.capability.classify`, :func:`roofline.evaluate.as_shape_array`,
+  :func:`roofline.evaluate.check_divisibility`) with placeholders, so the page says
+  exactly what ``roofline eval`` says.
+
+``docs/assets/javascripts/calculator.js`` is the UI; it assembles the eval columns from
+the generated totals as :func:`roofline.evaluate.evaluate_columns` does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import posixpath
+from typing import Any
+
+import numpy as np
+
+from roofline.capability import classify
+from roofline.errors import ShapeError
+from roofline.evaluate import as_shape_array, check_divisibility
+from roofline.formulas import MODEL_VERSION
+from roofline.jscode import calculator_script
+from roofline.recipes import RECIPE_LIST, Mode, Recipe
+from roofline.shapes import llama, pow2
+from roofline.specs import GpuSpec, SpecDatabase
+from roofline.symbols import HARDWARE_SYMBOLS
+from site_gen import config
+
+GEN = config.GENERATED_DIRNAME
+MODELS_JS = f"{GEN}/calculator/models.js"
+DATA_JS = f"{GEN}/calculator/data.js"
+
+#: How the override inputs show each unit (label, factor to SI).
+DISPLAY_UNITS: dict[str, tuple[str, float]] = {
+    "FLOP/s": ("TFLOP/s", 1e12),
+    "bytes/s": ("TB/s", 1e12),
+    "1": ("fraction", 1.0),
+    "s": ("µs", 1e-6),
+}
+
+_GPU = "\x00GPU\x00"  # placeholders substituted in the browser
+_DIM = "\x00DIM\x00"
+_VALUE = -987654321
+
+
+def _template(text: str, **placeholders: str) -> str:
+    for marker, name in placeholders.items():
+        text = text.replace(marker, "{" + name + "}")
+    return text
+
+
+def _needs(recipe: Recipe, mode: Mode) -> dict[str, str]:
+    """Spec key -> format name of each peak the mode's formulas need (classify's order)."""
+    return {fmt.peak.spec_key: fmt.name for fmt in recipe.formats(mode)}
+
+
+def _capabilities(gpu: GpuSpec) -> dict[str, Any]:
+    """Per mode/recipe: classify's verdict with every needed peak present (overrides can
+    add a missing peak), and the message when one of them is missing."""
+    out: dict[str, Any] = {}
+    for recipe in RECIPE_LIST:
+        for mode in recipe.modes:
+            needs = _needs(recipe, mode)
+            filled = {k: gpu.value(k) or 1.0 for k in needs}
+            ok = classify(dataclasses.replace(gpu, **filled), recipe, mode)
+            out[f"{mode.value}/{recipe.name}"] = [ok.support.value, ok.reason]
+    return out
+
+
+def _missing_templates() -> dict[str, dict[str, str]]:
+    """mode/recipe -> spec key -> the impossible message, with ``{gpu}`` for the name."""
+    probe = GpuSpec(_GPU, 1.0, 1.0, 1.0, 1.0, fp8_peak_tops=1.0, fp4_peak_tops=1.0)
+    out: dict[str, dict[str, str]] = {}
+    for recipe in RECIPE_LIST:
+        for mode in recipe.modes:
+            messages = {}
+            for key in _needs(recipe, mode):
+                verdict = classify(dataclasses.replace(probe, **{key: None}), recipe, mode)
+                messages[key] = _template(verdict.reason, **{_GPU: "gpu"})
+            out[f"{mode.value}/{recipe.name}"] = messages
+    return out
+
+
+def _shape_messages() -> dict[str, Any]:
+    """The shape errors of :func:`roofline.evaluate.evaluate`, as templates."""
+    try:
+        as_shape_array(_DIM, _VALUE)
+    except ShapeError as exc:
+        positive = _template(str(exc), **{_DIM: "dim", repr(_VALUE): "value"})
+    divisible = {}
+    for recipe in RECIPE_LIST:
+        for dim, multiple in recipe.divisibility:
+            dims = {d: np.array([float(multiple)]) for d in "MKN"}
+            value = multiple * 7777 + 1
+            dims[dim] = np.array([float(value)])
+            try:
+                check_divisibility(recipe, dims)
+            except ShapeError as exc:
+                divisible.setdefault(recipe.name, []).append(
+                    [dim, multiple, _template(str(exc), **{str(value): "value"})]
+                )
+    return {"positive": positive, "divisible": divisible}
+
+
+def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
+    """Everything the calculator needs besides the arithmetic (kept small: no formulas)."""
+    canonical = (config.CANONICAL_M, config.CANONICAL_KN, config.CANONICAL_KN)
+    presets = [["canonical", f"canonical (M={canonical[0]}, K=N={canonical[1]})", *canonical]]
+    presets += [[f"llama:{s.name}", f"llama {s.name}", s.M, s.K, s.N] for s in llama()]
+    presets += [[f"pow2:{s.M}", f"pow2 {s.M}", s.M, s.K, s.N] for s in pow2()]
+    first = next(iter(specs.values()))
+    return {
+        "version": MODEL_VERSION,
+        "hardware": [
+            {
+                "key": hw.spec_key,
+                "description": hw.description,
+                "unit": DISPLAY_UNITS[hw.unit][0],
+                "scale": DISPLAY_UNITS[hw.unit][1],
+            }
+            for hw in HARDWARE_SYMBOLS
+        ],
+        "gpus": [
+            {
+                "name": gpu.name,
+                "slug": config.slug(gpu.name),
+                "hw": {hw.spec_key: gpu.value(hw.spec_key) for hw in HARDWARE_SYMBOLS},
+                "capability": _capabilities(gpu),
+            }
+            for gpu in specs.values()
+        ],
+        "modes": {
+            mode.value: [r.name for r in RECIPE_LIST if mode in r.modes] for mode in config.MODES
+        },
+        "aliases": {a: r.name for r in RECIPE_LIST for a in r.aliases},
+        "needs": {
+            f"{mode.value}/{r.name}": list(_needs(r, mode)) for r in RECIPE_LIST for mode in r.modes
+        },
+        "missing": _missing_templates(),
+        "shape": _shape_messages(),
+        "presets": presets,
+        "defaults": {
+            "gpu": first.name,
+            "mode": "training",
+            "recipe": "rowwise",
+            "M": canonical[0],
+            "K": canonical[1],
+            "N": canonical[2],
+        },
+    }
+
+
+def data_script(specs: SpecDatabase) -> str:
+    """``generated/calculator/data.js``: :func:`calculator_data` as a script."""
+    text = json.dumps(calculator_data(specs), indent=None, ensure_ascii=False)
+    return (
+        "// Generated by site_gen.calculator from the spec database and the CLI's messages.\n"
+        f"window.RooflineCalculatorData = {text};\n"
+    )
+
+
+def scripts(specs: SpecDatabase) -> dict[str, str]:
+    """The two generated files, docs-relative path -> text."""
+    return {MODELS_JS: calculator_script(), DATA_JS: data_script(specs)}
+
+
+def site_root_from(page: str) -> str:
+    """Relative URL from a page's *served* folder to the site root (directory URLs)."""
+    stem = page.removesuffix(".md")
+    folder = posixpath.dirname(page) if posixpath.basename(stem) == "index" else stem
+    depth = len([p for p in folder.split("/") if p])
+    return "../" * depth or "./"
+
+
+def widget(page: str, gpu: str = "", mode: str = "", recipe: str = "") -> str:
+    """The calculator's placeholder element; calculator.js fills it in."""
+    attrs = {"data-root": site_root_from(page), "data-gpu": gpu, "data-mode": mode,
+             "data-recipe": recipe}  # fmt: skip
+    text = " ".join(f'{k}="{v}"' for k, v in attrs.items() if v)
+    return (
+        f'<div class="ra-calc" {text} markdown="0"><noscript>The calculator needs '
+        "JavaScript; <code>roofline eval</code> computes the same numbers.</noscript></div>"
+    )

@@ -1,0 +1,220 @@
+"""Machine-readable exports: every table as CSV and JSON, and the ``data/`` folder.
+
+* **Tables.** Each :class:`~site_gen.context.Table` a page shows is also written beside
+  the page (the folder its ``index.html`` is served from) as ``<name>.csv`` and
+  ``<name>.json``; the name comes from the table's role on the page (``llama``,
+  ``training-ranked``), never from its position. Cells are the page's text with Markdown
+  links reduced to their text; tables of model columns carry full-precision numbers.
+* **data/** (``generated/data/``): one evaluation per GPU x mode x recipe x fusion
+  (torchao's column names, over the canonical, llama and pow2 shapes), ``specs.json``
+  (the spec database with provenance), ``spec.schema.json`` and ``index.json`` (a
+  manifest of every file). Documented on the Data page (``docs/data.md``).
+
+JSON is written with stable key order and floats as Python's ``repr`` (full precision,
+round-trips exactly). Everything here is pure: it returns ``path -> text``.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import datetime
+import io
+import json
+import posixpath
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from roofline.evaluate import columns_for
+from roofline.formulas import MODEL_VERSION
+from roofline.specs import GpuSpec, json_schema
+from site_gen import config
+from site_gen.context import Table, rel
+from site_gen.gather import Atlas, table_sets
+
+GEN = config.GENERATED_DIRNAME
+DATA_DIR = f"{GEN}/data"
+
+_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+
+
+def plain(cell: object) -> object:
+    """A cell without Markdown decoration: ``[B200](x.md)`` -> ``B200``, no ``**``/``<wbr>``."""
+    if not isinstance(cell, str):
+        return cell
+    text = _LINK.sub(r"\1", cell).replace("<wbr>", "").replace("**", "")
+    return text.replace("\\|", "|")
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def dumps(value: Any) -> str:
+    """JSON with stable key order (insertion order, which callers fix) and repr floats."""
+    text = json.dumps(
+        value, indent=1, ensure_ascii=False, allow_nan=False, default=_json_default
+    )
+    return text + "\n"
+
+
+def table_rows(table: Table) -> list[list[object]]:
+    """The exported rows: full-precision values when the table has them, else plain text."""
+    rows = table.raw if table.raw is not None else table.rows
+    return [[plain(c) for c in row] for row in rows]
+
+
+def table_csv(table: Table) -> str:
+    """CSV with a header row; floats as repr."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([plain(h) for h in table.header])
+    for row in table_rows(table):
+        writer.writerow([repr(c) if isinstance(c, float) else c for c in row])
+    return out.getvalue()
+
+
+def table_json(table: Table) -> str:
+    """``{"columns": [...], "data": [[...], ...]}``: ``pandas.read_json(orient="split")``."""
+    return dumps({"columns": [plain(h) for h in table.header], "data": table_rows(table)})
+
+
+def export_dir(page: str) -> str:
+    """The docs folder served beside ``page``: ``a/b.md`` -> ``a/b``, ``a/index.md`` -> ``a``."""
+    if posixpath.basename(page) == "index.md":
+        return posixpath.dirname(page)
+    return page.removesuffix(".md")
+
+
+def _walk(value: Any, name: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Table]]:
+    if isinstance(value, Table):
+        yield name, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            label = "-".join(map(str, key)) if isinstance(key, tuple) else str(key)
+            yield from _walk(item, (*name, label))
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            label = str(i)
+            if isinstance(item, dict) and isinstance(item.get("mode"), str):
+                label = item["mode"] + ("-" + item["recipe"].name if "recipe" in item else "")
+            yield from _walk(item, (*name, label))
+
+
+def _slug(parts: tuple[str, ...]) -> str:
+    skip = {"tables", "table", "modes", "sections", "traffic", "matrices"}
+    kept = [p for p in parts if p not in skip] or ["table"]
+    return config.slug("-".join(kept))
+
+
+def attach_exports(page: str, context: dict[str, Any], folder: str | None = None) -> dict[str, str]:
+    """Give every table in ``context`` its export links; returns the export files.
+
+    ``folder`` overrides where the files go (for snippets included by a hand-written page).
+    """
+    folder = folder or export_dir(page)
+    files: dict[str, str] = {}
+    for parts, table in _walk(context, ()):
+        name = _slug(parts)
+        if f"{folder}/{name}.csv" in files:
+            raise ValueError(f"two tables named {name!r} on {page}")
+        csv_path, json_path = f"{folder}/{name}.csv", f"{folder}/{name}.json"
+        files[csv_path] = table_csv(table)
+        files[json_path] = table_json(table)
+        table.exports = (rel(csv_path, page), rel(json_path, page))
+    return files
+
+
+# -- data/ -------------------------------------------------------------------------------
+
+
+def spec_record(gpu: GpuSpec) -> dict[str, Any]:
+    """A GPU's entry as JSON: every field, sources included, in the dataclass's order."""
+    record = dataclasses.asdict(gpu)
+    record["measured_matmul_tflops"] = dict(gpu.measured_matmul_tflops)
+    return record
+
+
+def evaluation_path(gpu: GpuSpec, mode: str, recipe: str, fusion: bool) -> str:
+    """``generated/data/<gpu-slug>/<mode>-<recipe>-fusion<0|1>.json`` (and ``.csv``)."""
+    return f"{DATA_DIR}/{config.slug(gpu.name)}/{mode}-{recipe}-fusion{int(fusion)}"
+
+
+def data_files(atlas: Atlas) -> dict[str, str]:
+    """Every file of ``generated/data/``."""
+    files: dict[str, str] = {}
+    sets = table_sets()
+    manifest: list[dict[str, Any]] = []
+    for gpu in atlas.gpus:
+        for mode in config.MODES:
+            for result in atlas.for_gpu(gpu.name, mode):
+                columns = list(columns_for(mode))
+                for fusion in (False, True):
+                    stem = evaluation_path(gpu, mode.value, result.recipe.name, fusion)
+                    entry: dict[str, Any] = {
+                        "gpu": gpu.name,
+                        "mode": mode.value,
+                        "recipe": result.recipe.name,
+                        "fusion": fusion,
+                        "support": result.capability.support.value,
+                        "json": None,
+                        "csv": None,
+                    }
+                    manifest.append(entry)
+                    if not result.computable:
+                        continue
+                    rows = []
+                    for shape_set in sets:
+                        table = result.table(shape_set.name, fusion=fusion)
+                        for i, shape in enumerate(shape_set.shapes):
+                            row: dict[str, Any] = {"shape_set": shape_set.name, "name": shape.name}
+                            for c in columns:
+                                value = table[c][i]
+                                row[c] = int(value) if c.startswith("fwd_") else float(value)
+                            rows.append(row)
+                    files[f"{stem}.json"] = dumps(
+                        {
+                            "model_version": MODEL_VERSION,
+                            "gpu": gpu.name,
+                            "mode": mode.value,
+                            "recipe": result.recipe.name,
+                            "fusion": fusion,
+                            "support": result.capability.support.value,
+                            "reason": result.capability.reason,
+                            "columns": ["shape_set", "name", *columns],
+                            "rows": rows,
+                        }
+                    )
+                    out = io.StringIO()
+                    writer = csv.DictWriter(
+                        out, fieldnames=["shape_set", "name", *columns], lineterminator="\n"
+                    )
+                    writer.writeheader()
+                    for row in rows:
+                        writer.writerow(
+                            {k: repr(v) if isinstance(v, float) else v for k, v in row.items()}
+                        )
+                    files[f"{stem}.csv"] = out.getvalue()
+                    entry["json"] = f"{stem.removeprefix(DATA_DIR + '/')}.json"
+                    entry["csv"] = f"{stem.removeprefix(DATA_DIR + '/')}.csv"
+    files[f"{DATA_DIR}/specs.json"] = dumps(
+        {
+            "origin": atlas.specs.origin,
+            "model_version": MODEL_VERSION,
+            "gpus": [spec_record(g) for g in atlas.gpus],
+        }
+    )
+    files[f"{DATA_DIR}/spec.schema.json"] = dumps(json_schema())
+    files[f"{DATA_DIR}/index.json"] = dumps(
+        {
+            "model_version": MODEL_VERSION,
+            "shape_sets": {
+                s.name: [[sh.name, sh.M, sh.K, sh.N] for sh in s.shapes] for s in sets
+            },
+            "evaluations": manifest,
+        }
+    )
+    return files

@@ -1,0 +1,131 @@
+"""Exports: every table as CSV and JSON beside its page, and the data/ folder."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+
+pd = pytest.importorskip("pandas")
+
+from roofline import evaluate  # noqa: E402
+from roofline.specs import load_specs  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = ROOT / "tests" / "data" / "site_small_specs.toml"
+
+
+@pytest.fixture(scope="module")
+def pages() -> dict[str, str]:
+    from site_gen.build import generate_docs
+
+    generated, _ = generate_docs(load_specs(SPECS))
+    return generated
+
+
+def _markdown_tables(text: str) -> list[list[list[str]]]:
+    tables, current = [], []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("|") and line.endswith("|"):
+            current.append([c.strip().replace("\\|", "|") for c in
+                            re.split(r"(?<!\\)\|", line[1:-1])])  # fmt: skip
+        elif current:
+            tables.append([r for r in current if not set("".join(r)) <= set("-: ")])
+            current = []
+    return tables
+
+
+def _plain(cell: str) -> str:
+    from site_gen.exports import plain
+
+    return str(plain(cell))
+
+
+def test_every_table_has_csv_and_json_that_match_the_page(pages: dict[str, str]) -> None:
+    link = re.compile(r"Download: \[CSV\]\(([^)]+)\) · \[JSON\]\(([^)]+)\)")
+    checked = 0
+    for path, text in pages.items():
+        if not path.endswith((".md", ".md.txt")):
+            continue
+        page = {"generated/_snippets/home_matrix.md.txt": "index.md"}.get(path, path)
+        tables = _markdown_tables(text)
+        links = link.findall(text)
+        if path.endswith(".md.txt") and not links:
+            continue
+        assert len(links) == len(tables), path
+        for (csv_rel, json_rel), table in zip(links, tables, strict=True):
+            base = Path(page).parent
+            csv_path = str((base / csv_rel).as_posix())
+            json_path = str((base / json_rel).as_posix())
+            import posixpath
+
+            csv_text = pages[posixpath.normpath(csv_path)]
+            data = json.loads(pages[posixpath.normpath(json_path)])
+            frame = pd.read_csv(io.StringIO(csv_text), dtype=str, keep_default_na=False)
+            split = pd.read_json(io.StringIO(pages[posixpath.normpath(json_path)]), orient="split")
+            assert list(frame.columns) == data["columns"] == [_plain(h) for h in table[0]]
+            assert len(frame) == len(data["data"]) == len(split) == len(table) - 1
+            for row, shown in zip(data["data"], table[1:], strict=True):
+                for value, cell in zip(row, shown, strict=True):
+                    if isinstance(value, float):  # full precision; the page rounds
+                        assert float(re.sub(r"[^0-9.e+-]", "", cell)) == pytest.approx(
+                            value, rel=1e-3
+                        )
+                    else:
+                        assert str(value) == _plain(cell), (path, value, cell)
+            checked += 1
+    assert checked > 100
+
+
+def test_column_tables_carry_the_evaluation(pages: dict[str, str]) -> None:
+    data = json.loads(pages["generated/gpus/test-b200/training-rowwise/llama.json"])
+    want = evaluate("Test B200", "training", "rowwise", 16384, [8192, 1024, 8192, 3584],
+                    [1280, 8192, 7168, 8192], specs=str(SPECS))  # fmt: skip
+    for i, row in enumerate(data["data"]):
+        record = dict(zip(data["columns"], row, strict=True))
+        for column, values in want.items():
+            assert record[column] == values[i]
+
+
+def test_data_folder(pages: dict[str, str]) -> None:
+    index = json.loads(pages["generated/data/index.json"])
+    specs = load_specs(SPECS)
+    assert len(index["evaluations"]) == sum(
+        2 * len(r.modes) for r in __import__("roofline.recipes").recipes.RECIPE_LIST
+    ) * len(specs)
+    checked = 0
+    for entry in index["evaluations"]:
+        if entry["json"] is None:
+            assert entry["support"] == "impossible"
+            continue
+        run = json.loads(pages[f"generated/data/{entry['json']}"])
+        frame = pd.read_csv(io.StringIO(pages[f"generated/data/{entry['csv']}"]))
+        assert list(frame.columns) == run["columns"]
+        assert run["fusion"] == entry["fusion"] and run["model_version"]
+        rows = pd.DataFrame(run["rows"], columns=run["columns"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = evaluate(run["gpu"], run["mode"], run["recipe"], rows["fwd_M"], rows["fwd_K"],
+                            rows["fwd_N"], fusion=run["fusion"], specs=str(SPECS))  # fmt: skip
+        for column, values in want.items():
+            assert list(rows[column]) == list(values), (entry, column)
+            assert list(frame[column]) == list(values), (entry, column)
+        checked += 1
+    assert checked > 50
+    spec_json = json.loads(pages["generated/data/specs.json"])
+    assert [g["name"] for g in spec_json["gpus"]] == list(specs)
+    assert spec_json["gpus"][0]["source_records"]
+    schema = json.loads(pages["generated/data/spec.schema.json"])
+    assert schema.get("$schema") or schema.get("type")
+
+
+def test_data_page_documents_the_files(pages: dict[str, str]) -> None:
+    text = (ROOT / "docs" / "data.md").read_text("utf-8") + pages["generated/_snippets/data.md.txt"]
+    for name in ("index.json", "specs.json", "spec.schema.json", "fwd_M", "r_fp8_gemm_and_ovhd_spdp",
+                 "orient=\"split\"", "-fusion<0\\|1>.json"):
+        assert name in text, name

@@ -37,6 +37,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_evaluate.py
+	$(BIN)/python benchmarks/bench_build.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

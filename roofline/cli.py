@@ -127,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     bd.add_argument("--specs", metavar="FILE", help="spec file (default: bundled database)")
     bd.add_argument("--site-dir", default="site", help="output folder (default: site/)")
     bd.add_argument("--serve", action="store_true", help="serve the built site afterwards")
+    bd.add_argument("--no-cache", action="store_true",
+                    help="ignore the build cache (a cold build); default: reuse what is unchanged")
     bd.set_defaults(func=cmd_build)
     return parser
 
@@ -409,7 +411,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     """``roofline build``: the site (see :mod:`site_gen`)."""
     from site_gen.build import build_site
 
-    build_site(specs_path=args.specs, site_dir=Path(args.site_dir), serve=args.serve)
+    build_site(specs_path=args.specs, site_dir=Path(args.site_dir), serve=args.serve,
+               use_cache=not args.no_cache)
     return 0
 
 

@@ -13,16 +13,27 @@ import logging
 import multiprocessing
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from roofline.specs import SpecDatabase, load_specs
+from roofline.errors import RooflineError
+from roofline.specs import GpuSpec, SpecDatabase, load_specs
 from site_gen import config, pool
 from site_gen.assets import install_katex
+from site_gen.cache import (
+    BuildCache,
+    copy_site,
+    digest,
+    files_digest,
+    gpu_digest,
+    model_digest,
+    tool_versions,
+)
 from site_gen.formulas import Formula, instantiated_for_gpu
 from site_gen.gather import gather
-from site_gen.render import PlotJob, render_pages
+from site_gen.render import PlotJob, chart_key, render_pages
 
 WORKERS = 2
 PLOT_BATCH = 6
@@ -121,17 +132,86 @@ def serve_site(site_dir: Path, port: int = 8000) -> None:
             server.serve_forever()
 
 
-def build_site(specs_path: str | None, site_dir: Path, serve: bool) -> None:
+class BuildError(RooflineError):
+    """A build stage failed; the previous site folder was left untouched."""
+
+
+def build_site(specs_path: str | None, site_dir: Path, serve: bool, use_cache: bool = True
+               ) -> None:  # fmt: skip
     """``roofline build``: the site from ``specs_path`` (None: bundled) into ``site_dir``."""
-    build(specs_path, Path(site_dir))
+    build(specs_path, Path(site_dir), cache=BuildCache(enabled=use_cache))
     if serve:
         serve_site(Path(site_dir))
+
+
+@contextlib.contextmanager
+def _failing_as(stage: str, site_dir: Path) -> Iterator[None]:
+    """Turn any failure of ``stage`` into a BuildError that says the site is unchanged."""
+    try:
+        yield
+    except RooflineError:
+        raise
+    except Exception as exc:
+        detail = str(exc).strip() or type(exc).__name__
+        raise BuildError(
+            f"build failed in stage {stage}: {detail}\n"
+            f"the previous site in {site_dir} was left exactly as it was"
+        ) from exc
+
+
+@functools.cache
+def _code_digest(*names: str) -> str:
+    """Digest of some site_gen modules (read once per build process)."""
+    return files_digest([config.PACKAGE_DIR / n for n in names], config.PACKAGE_DIR)
+
+
+def _latex_key(gpu: GpuSpec) -> str:
+    code = _code_digest("formulas.py", "config.py")
+    return digest("latex", model_digest(), code, gpu_digest(gpu))
+
+
+def _chart_cache_key(job: PlotJob) -> str:
+    return digest("chart", chart_key(job.kind, job.kwargs), _code_digest("plots.py"),
+                  tool_versions())  # fmt: skip
+
+
+def _site_key(root: Path) -> str:
+    docs = [p for p in (root / "docs").rglob("*") if p.is_file()]
+    return digest("site", files_digest(docs, root), (root / "mkdocs.yml").read_text("utf-8"),
+                  tool_versions())  # fmt: skip
+
+
+def swap_into_place(staging: Path, site_dir: Path) -> None:
+    """Replace ``site_dir`` by the complete build in ``staging`` (two renames)."""
+    old = site_dir.with_name(f".{site_dir.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if site_dir.exists():
+        site_dir.rename(old)
+    staging.rename(site_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _draw_charts(workers, jobs: list[PlotJob], cache: BuildCache) -> dict[str, str]:
+    charts: dict[str, str] = {}
+    missing = []
+    for job in jobs:
+        svg = cache.get("charts", _chart_cache_key(job))
+        if svg is None:
+            missing.append(job)
+        else:
+            charts.update((path, svg) for path in job.paths)
+    for batch in workers.imap_unordered(pool.draw_many, _batches(missing, PLOT_BATCH)):
+        charts.update(batch)
+    for job in missing:
+        cache.put("charts", _chart_cache_key(job), charts[job.path])
+    return charts
 
 
 def build(
     specs_path: str | None,
     site_dir: Path,
     root: Path = config.REPO_ROOT,
+    cache: BuildCache | None = None,
 ) -> dict[str, float]:
     """Build the reference site from ``specs_path`` (None: bundled database) into ``site_dir``.
 
@@ -139,30 +219,53 @@ def build(
 
     Stages: load specs, gather (evaluate everything once), LaTeX (in a pool of 2 workers,
     overlapping gather), render Markdown, draw SVG charts (same pool), write
-    ``docs/generated/`` (swapped in when complete), ``mkdocs build --strict``.
+    ``docs/generated/`` (swapped in when complete), ``mkdocs build --strict`` into a staging
+    folder that replaces ``site_dir`` only when the whole build succeeded. Evaluations,
+    formulas, charts and the mkdocs output are reused from ``cache`` when their inputs
+    are unchanged (pass ``BuildCache(enabled=False)`` for a cold build).
     """
+    cache = cache if cache is not None else BuildCache()
+    site_dir = Path(site_dir)
     timer = StageTimer()
     with timer.stage("specs", specs_path or "bundled database"):
         specs = load_specs(specs_path)
     context = multiprocessing.get_context("fork")
     with context.Pool(WORKERS) as workers:
-        latex_jobs = workers.map_async(pool.latex_for, list(specs.values()))
-        with timer.stage("gather", f"{len(specs)} GPUs x modes x recipes x fusion"):
-            atlas = gather(specs)
-        with timer.stage("latex", "instantiated formulas (pool)"):
-            instantiated = dict(latex_jobs.get())
-        with timer.stage("render", "Markdown, CSV"):
+        instantiated = {g.name: cache.get("latex", _latex_key(g)) for g in specs.values()}
+        missing = [g for g in specs.values() if instantiated[g.name] is None]
+        latex_jobs = workers.map_async(pool.latex_for, missing)
+        with timer.stage("gather", f"{len(specs)} GPUs x modes x recipes x fusion"), \
+                _failing_as("gather", site_dir):  # fmt: skip
+            atlas = gather(specs, cache)
+        with timer.stage("latex", f"instantiated formulas of {len(missing)} GPUs (pool)"), \
+                _failing_as("latex", site_dir):  # fmt: skip
+            for name, formulas in latex_jobs.get():
+                instantiated[name] = formulas
+                cache.put("latex", _latex_key(specs[name]), formulas)
+        with timer.stage("render", "Markdown, CSV"), _failing_as("render", site_dir):
             pages, jobs = render_pages(atlas, instantiated)
-        with timer.stage("plots", f"{len(jobs)} SVG charts on {WORKERS} workers"):
-            charts = dict(
-                item
-                for batch in workers.imap_unordered(pool.draw_many, _batches(jobs, PLOT_BATCH))
-                for item in batch
-            )
-    with timer.stage("write", f"{len(pages)} pages and files, {len(charts)} charts, KaTeX"):
+        with timer.stage("plots", f"{len(jobs)} SVG charts on {WORKERS} workers"), \
+                _failing_as("plots", site_dir):  # fmt: skip
+            charts = _draw_charts(workers, jobs, cache)
+    with timer.stage("write", f"{len(pages)} pages and files, {len(charts)} charts, KaTeX"), \
+            _failing_as("write", site_dir):  # fmt: skip
         write_generated(pages, charts, root / "docs")
-    with timer.stage("mkdocs", f"build --strict -> {site_dir}"):
-        run_mkdocs(site_dir, root / "mkdocs.yml")
+    site_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.tmp-", dir=site_dir.parent))
+    try:
+        with timer.stage("mkdocs", f"build --strict -> {site_dir}"), \
+                _failing_as("mkdocs", site_dir):  # fmt: skip
+            key = _site_key(root)
+            stored = cache.site(key)
+            if stored is not None:
+                copy_site(stored, staging)
+            else:
+                run_mkdocs(staging, root / "mkdocs.yml")
+                cache.put_site(key, staging)
+        swap_into_place(staging, site_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     timer.timings["total"] = timer.total()
+    print(f"[build] cache: {cache.summary()}", flush=True)
     print(f"[build] site built in {timer.total():.1f} s: {site_dir.resolve()}", flush=True)
     return timer.timings

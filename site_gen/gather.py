@@ -7,16 +7,19 @@ into typed records. Nothing here prints or writes.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from roofline.capability import Capability, Support, classify
-from roofline.evaluate import compile_model, evaluate_columns, evaluate_terms
+from roofline.evaluate import evaluate_columns, evaluate_terms
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.shapes import Shape, llama, pow2
 from roofline.specs import GpuSpec, SpecDatabase
 from site_gen import config
+from site_gen.cache import BuildCache, digest, files_digest, gpu_digest, model_digest
 
 Columns = dict[str, np.ndarray]
 FUSIONS: tuple[bool, ...] = (False, True)
@@ -156,24 +159,37 @@ def gather_one(gpu: GpuSpec, mode: Mode, recipe: Recipe) -> RecipeResult:
     return result
 
 
-def compile_all() -> None:
-    """Compile every (mode, recipe, fusion) model once (the costly part of gathering)."""
-    for mode in config.MODES:
-        for recipe in RECIPE_LIST:
-            if mode in recipe.plans:
-                for fusion in FUSIONS:
-                    compile_model(mode, recipe, fusion)
+_CACHED_FIELDS = ("heat", "curves", "curves_fused", "tables", "term_times")
 
 
-def gather(specs: SpecDatabase) -> Atlas:
-    """Evaluate every GPU x mode x recipe x fusion of ``specs``."""
-    compile_all()
+@functools.cache
+def _gather_code_digest() -> str:
+    """The grids and what is evaluated on them live in this module and config."""
+    return files_digest([Path(__file__), Path(config.__file__)], Path(__file__).parent)
+
+
+def _evaluation_key(gpu: GpuSpec, mode: Mode, recipe: Recipe) -> str:
+    return digest("evaluation", model_digest(), _gather_code_digest(), gpu_digest(gpu),
+                  mode.value, recipe.name)  # fmt: skip
+
+
+def gather(specs: SpecDatabase, cache: BuildCache | None = None) -> Atlas:
+    """Evaluate every GPU x mode x recipe x fusion of ``specs``, reusing cached results."""
+    cache = cache or BuildCache(enabled=False)
     results = {}
     for gpu in specs.values():
         for mode in config.MODES:
             for recipe in RECIPE_LIST:
-                if mode in recipe.plans:
-                    results[(gpu.name, mode, recipe.name)] = gather_one(gpu, mode, recipe)
+                if mode not in recipe.plans:
+                    continue
+                key = _evaluation_key(gpu, mode, recipe)
+                stored = cache.get("evaluations", key)
+                if stored is None:
+                    result = gather_one(gpu, mode, recipe)
+                    cache.put("evaluations", key, {f: getattr(result, f) for f in _CACHED_FIELDS})
+                else:
+                    result = RecipeResult(gpu, mode, recipe, classify(gpu, recipe, mode), **stored)
+                results[(gpu.name, mode, recipe.name)] = result
     return Atlas(specs, results)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browser.site_fixtures import build_small_site, require_katex
+from browser.site_fixtures import SMALL_SPECS, build_small_site, require_katex
 
 
 @pytest.mark.slow
@@ -37,3 +37,66 @@ def test_charts_are_deterministic() -> None:
     again = [pool.draw(job)[0][1] for job in reversed(sample)][::-1]
     assert first == again
     assert all("<svg" in svg and "Date" not in svg[:400] for svg in first)
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.slow
+def test_two_builds_are_byte_identical(tmp_path: Path, monkeypatch) -> None:
+    require_katex()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764000000")
+    first, _ = build_small_site(tmp_path / "a")
+    second, _ = build_small_site(tmp_path / "b")
+    one, two = _tree(first), _tree(second)
+    assert one.keys() == two.keys()
+    assert [name for name in one if one[name] != two[name]] == []
+
+
+@pytest.mark.slow
+def test_failed_builds_leave_the_previous_site_intact(tmp_path: Path) -> None:
+    from roofline import RooflineError
+
+    require_katex()
+    site, _ = build_small_site(tmp_path)
+    before = _tree(site)
+    broken = tmp_path / "broken.toml"
+    broken.write_text(SMALL_SPECS.read_text().replace("bf16_peak_tops = 989e12",
+                                                      'bf16_peak_tops = "fast"'))  # fmt: skip
+    with pytest.raises(RooflineError, match="bf16_peak_tops"):
+        build_small_site(tmp_path, specs=broken)
+    assert _tree(site) == before
+    # A strict-mode warning (a dead link in a hand-written page) fails in mkdocs, late.
+    page = tmp_path / "root" / "docs" / "index.md"
+    page.write_text(page.read_text() + "\n[dead](no-such-page.md)\n")
+    with pytest.raises(RooflineError, match="stage mkdocs") as info:
+        build_small_site(tmp_path)
+    assert "left exactly as it was" in str(info.value)
+    assert _tree(site) == before
+    assert not [p for p in site.parent.iterdir() if p.name.startswith(".site.")]
+
+
+@pytest.mark.slow
+def test_rebuilds_reuse_what_is_unchanged(tmp_path: Path) -> None:
+    from site_gen.build import build
+    from site_gen.cache import BuildCache
+
+    require_katex()
+    build_small_site(tmp_path, cache_enabled=True)
+    cache = BuildCache(root=tmp_path / "cache")
+    build(str(SMALL_SPECS), tmp_path / "site", root=tmp_path / "root", cache=cache)
+    assert sum(cache.misses.values()) == 0  # evaluations, formulas, charts, mkdocs output
+
+    # One GPU's bandwidth changes: only its evaluations, formulas and charts are redone.
+    changed = tmp_path / "changed.toml"
+    changed.write_text(SMALL_SPECS.read_text().replace("peak_mem_bw_bytes_sec = 8e12",
+                                                       "peak_mem_bw_bytes_sec = 7.5e12"))  # fmt: skip
+    cache = BuildCache(root=tmp_path / "cache")
+    build(str(changed), tmp_path / "site", root=tmp_path / "root", cache=cache)
+    per_gpu = sum(len(r.modes) for r in __import__("roofline").recipes.RECIPE_LIST)
+    assert cache.misses["evaluations"] == per_gpu
+    assert cache.hits["evaluations"] == per_gpu  # the other GPU
+    assert (cache.misses["latex"], cache.hits["latex"]) == (1, 1)
+    assert 0 < cache.misses["charts"] < cache.hits["charts"] + cache.misses["charts"]
+    assert cache.misses["site"] == 1

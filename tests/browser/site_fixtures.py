@@ -19,14 +19,23 @@ def require_katex() -> None:
         pytest.skip("npm is not installed and KaTeX is not cached; the site needs it")
 
 
-def build_small_site(tmp: Path) -> tuple[Path, dict[str, float]]:
-    """Copy mkdocs.yml and the hand-written docs to ``tmp`` and build the small site there."""
-    from site_gen.build import build
-
+def make_root(tmp: Path) -> Path:
+    """A build root in ``tmp``: copies of mkdocs.yml and the hand-written docs."""
     root = tmp / "root"
     shutil.copytree(ROOT / "docs", root / "docs",
                     ignore=shutil.ignore_patterns("generated", ".generated*", "__pycache__"))
     shutil.copy2(ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    return root
+
+
+def build_small_site(tmp: Path, specs: Path = SMALL_SPECS, cache_enabled: bool = False
+                     ) -> tuple[Path, dict[str, float]]:  # fmt: skip
+    """Build the small site in ``tmp`` (its own root, site folder and build cache)."""
+    from site_gen.build import build
+    from site_gen.cache import BuildCache
+
+    root = tmp / "root" if (tmp / "root").is_dir() else make_root(tmp)
     site = tmp / "site"
-    timings = build(str(SMALL_SPECS), site, root=root)
+    cache = BuildCache(root=tmp / "cache", enabled=cache_enabled)
+    timings = build(str(specs), site, root=root, cache=cache)
     return site, timings

@@ -234,6 +234,7 @@ def build(
         instantiated = {g.name: cache.get("latex", _latex_key(g)) for g in specs.values()}
         missing = [g for g in specs.values() if instantiated[g.name] is None]
         latex_jobs = workers.map_async(pool.latex_for, missing)
+        history_job = workers.apply_async(pool.history_for, (specs_path,))
         with timer.stage("gather", f"{len(specs)} GPUs x modes x recipes x fusion"), \
                 _failing_as("gather", site_dir):  # fmt: skip
             atlas = gather(specs, cache)
@@ -242,8 +243,11 @@ def build(
             for name, formulas in latex_jobs.get():
                 instantiated[name] = formulas
                 cache.put("latex", _latex_key(specs[name]), formulas)
+        with timer.stage("history", "spec and model changes from git (pool)"), \
+                _failing_as("history", site_dir):  # fmt: skip
+            history = history_job.get()
         with timer.stage("render", "Markdown, CSV"), _failing_as("render", site_dir):
-            pages, jobs = render_pages(atlas, instantiated)
+            pages, jobs = render_pages(atlas, instantiated, history)
         with timer.stage("plots", f"{len(jobs)} SVG charts on {WORKERS} workers"), \
                 _failing_as("plots", site_dir):  # fmt: skip
             charts = _draw_charts(workers, jobs, cache)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from roofline.errors import RooflineError
+from roofline.history import SPEC_PATH, SpecHistory, repo_root, spec_history
 from roofline.specs import GpuSpec
-from site_gen import plots
+from site_gen import config, plots
 from site_gen.formulas import Formula, instantiated_for_gpu
 from site_gen.render import PlotJob
 
@@ -38,3 +42,15 @@ def warm_up() -> int:
     import roofline.latex  # noqa: F401
 
     return 0
+
+
+def history_for(specs_path: str | None) -> SpecHistory:
+    """The git history of the spec file the build uses (empty, with a note, outside git)."""
+    if specs_path is None:
+        return spec_history(config.REPO_ROOT, SPEC_PATH)
+    path = Path(specs_path).resolve()
+    try:
+        root = repo_root(path.parent)
+    except RooflineError as exc:
+        return SpecHistory(note=f"no history: {exc}", path=str(specs_path))
+    return spec_history(root, str(path.relative_to(root)))

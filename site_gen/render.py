@@ -15,7 +15,9 @@ import jinja2
 import numpy as np
 
 from roofline.capability import Support, matrix
+from roofline.diff import fmt_m, fmt_speedup, fmt_value
 from roofline.formulas import MODEL_VERSION
+from roofline.history import HistoryEntry, SpecHistory
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.specs import GPU_KEYS, TOP_KEYS, GpuSpec
 from site_gen import calculator, config, exports
@@ -91,9 +93,13 @@ class Renderer:
     """Collects pages and plot jobs for one atlas."""
 
     def __init__(
-        self, atlas: Atlas, instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]]]
+        self,
+        atlas: Atlas,
+        instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]]],
+        history: SpecHistory | None = None,
     ):
         self.atlas = atlas
+        self.history = history or SpecHistory(note="the build was not given a history")
         self.instantiated = instantiated
         self.env = environment()
         self.pages: dict[str, str] = {}
@@ -146,6 +152,7 @@ class Renderer:
         self.specs()
         self.equations()
         self.data()
+        self.changes()
         self.pages[f"{GEN}/nav.json"] = json.dumps(self.nav(), indent=1) + "\n"
 
     def home(self) -> None:
@@ -525,6 +532,13 @@ class Renderer:
 
     # -- navigation -----------------------------------------------------------------
 
+    def changes(self) -> None:
+        """The spec and model history, one entry per commit, from roofline.history."""
+        entries = [_history_entry(e) for e in self.history.entries]
+        self.page(f"{GEN}/changes.md", "changes.md.j2", entries=entries,
+                  note=self.history.note, spec_path=self.history.path,
+                  truncated=self.history.truncated)  # fmt: skip
+
     def nav(self) -> dict[str, Any]:
         """The GPUs and Recipes sections, for ``docs/hooks.py``."""
         gpus: list[Any] = [f"{GEN}/gpus/index.md"]
@@ -702,10 +716,52 @@ def _breakdown_terms(result: RecipeResult) -> list[tuple[str, bool, np.ndarray]]
     return terms
 
 
+MAX_SPEEDUP_ROWS = 8
+
+
+def _history_entry(entry: HistoryEntry) -> dict[str, Any]:
+    """One commit of the Changes page: its summary and compact tables of what moved."""
+    diff = entry.diff
+    out: dict[str, Any] = {
+        "date": entry.date[:10], "subject": entry.subject, "sha": entry.sha[:12],
+        "model_changed": entry.model_changed, "model_version": entry.model_version,
+        "previous_model": entry.previous_model_version, "note": entry.note,
+        "summary": diff.summary() if diff else "", "added": diff.added if diff else (),
+        "removed": diff.removed if diff else (), "fields": None, "flips": None,
+        "speedups": None, "more_speedups": 0, "break_even": "",
+    }  # fmt: skip
+    if diff is None:
+        return out
+    if diff.fields:
+        out["fields"] = ctx.Table(("GPU", "field", "old", "new"), [
+            (c.gpu, f"`{c.field}`", fmt_value(c.old), fmt_value(c.new)) for c in diff.fields
+        ])  # fmt: skip
+    if diff.flips:
+        out["flips"] = ctx.Table(("GPU", "mode", "was", "now"), [
+            (f.gpu, f.mode, f"{f.old or 'bf16'} ({fmt_speedup(f.old_speedup)})",
+             f"{f.new or 'bf16'} ({fmt_speedup(f.new_speedup)})") for f in diff.flips
+        ])  # fmt: skip
+    moved = [d for d in diff.speedups if not d.new_gpu]
+    if moved:
+        out["speedups"] = ctx.Table(("GPU", "mode", "recipe", "shape", "was", "now"), [
+            (d.gpu, d.mode, d.recipe, d.shape, fmt_speedup(d.old), fmt_speedup(d.new))
+            for d in moved[:MAX_SPEEDUP_ROWS]
+        ])  # fmt: skip
+        out["more_speedups"] = max(0, len(moved) - MAX_SPEEDUP_ROWS)
+    if diff.break_even:
+        shown = [f"{b.gpu} {b.mode} {b.recipe} at K=N={b.kn}: {fmt_m(b.old)} → {fmt_m(b.new)}"
+                 for b in diff.break_even[:5]]  # fmt: skip
+        rest = len(diff.break_even) - len(shown)
+        out["break_even"] = "; ".join(shown) + (f"; and {rest} more" if rest > 0 else "")
+    return out
+
+
 def render_pages(
-    atlas: Atlas, instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]]]
+    atlas: Atlas,
+    instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]]],
+    history: SpecHistory | None = None,
 ) -> tuple[dict[str, str], list[PlotJob]]:
     """All generated pages (path -> text) and the charts to draw."""
-    renderer = Renderer(atlas, instantiated)
+    renderer = Renderer(atlas, instantiated, history)
     renderer.render_all()
     return renderer.pages, renderer.plots

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import http.server
 import logging
 import multiprocessing
@@ -21,7 +22,7 @@ from pathlib import Path
 from roofline.errors import RooflineError
 from roofline.specs import GpuSpec, SpecDatabase, load_specs
 from site_gen import config, pool
-from site_gen.assets import install_katex
+from site_gen.assets import KATEX_VERSION, install_katex
 from site_gen.cache import (
     BuildCache,
     copy_site,
@@ -175,10 +176,19 @@ def _chart_cache_key(job: PlotJob) -> str:
                   tool_versions())  # fmt: skip
 
 
-def _site_key(root: Path) -> str:
-    docs = [p for p in (root / "docs").rglob("*") if p.is_file()]
-    return digest("site", files_digest(docs, root), (root / "mkdocs.yml").read_text("utf-8"),
-                  tool_versions())  # fmt: skip
+def _site_key(root: Path, pages: dict[str, str], chart_keys: dict[str, str]) -> str:
+    """Digest of every input of the mkdocs run, charts by their cache keys (not bytes).
+
+    Keys come from content, not from the drawn SVGs, so the lookup can happen before
+    the charts are finished (they are drawn while mkdocs runs).
+    """
+    docs = root / "docs"
+    written = [p for p in docs.rglob("*") if p.is_file()
+               and config.GENERATED_DIRNAME not in p.relative_to(docs).parts[:1]]  # fmt: skip
+    page_digests = {path: hashlib.sha256(text.encode()).hexdigest() for path, text in pages.items()}
+    mkdocs_yml = (root / "mkdocs.yml").read_text("utf-8")
+    return digest("site", files_digest(written, root), page_digests, chart_keys,
+                  KATEX_VERSION, mkdocs_yml, tool_versions())  # fmt: skip
 
 
 def swap_into_place(staging: Path, site_dir: Path) -> None:
@@ -191,20 +201,36 @@ def swap_into_place(staging: Path, site_dir: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _draw_charts(workers, jobs: list[PlotJob], cache: BuildCache) -> dict[str, str]:
+#: Stands in for a chart still being drawn while mkdocs runs; replaced before the swap.
+PLACEHOLDER_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>' + "\n"
+
+
+def _start_charts(workers, jobs: list[PlotJob], cache: BuildCache):
+    """Cached charts now; the rest start drawing on the pool (returned as a pending result)."""
+    keys = {job.path: _chart_cache_key(job) for job in jobs}
     charts: dict[str, str] = {}
     missing = []
     for job in jobs:
-        svg = cache.get("charts", _chart_cache_key(job))
+        svg = cache.get("charts", keys[job.path])
         if svg is None:
             missing.append(job)
         else:
             charts.update((path, svg) for path in job.paths)
-    for batch in workers.imap_unordered(pool.draw_many, _batches(missing, PLOT_BATCH)):
-        charts.update(batch)
+    pending = workers.map_async(pool.draw_many, _batches(missing, PLOT_BATCH))
+    chart_keys = {path: keys[job.path] for job in jobs for path in job.paths}
+    return charts, missing, pending, chart_keys
+
+
+def _finish_charts(pending, missing: list[PlotJob], cache: BuildCache,
+                   folders: list[Path]) -> int:  # fmt: skip
+    """Wait for the drawn charts, store them, write them over their placeholders."""
+    drawn = dict(item for batch in pending.get() for item in batch)
     for job in missing:
-        cache.put("charts", _chart_cache_key(job), charts[job.path])
-    return charts
+        cache.put("charts", _chart_cache_key(job), drawn[job.path])
+    for folder in folders:
+        for path, svg in drawn.items():
+            (folder / path).write_text(svg, "utf-8")
+    return len(drawn)
 
 
 def build(
@@ -217,10 +243,12 @@ def build(
 
     ``root`` holds ``mkdocs.yml`` and ``docs/`` (the repository, or a copy in tests).
 
-    Stages: load specs, gather (evaluate everything once), LaTeX (in a pool of 2 workers,
-    overlapping gather), render Markdown, draw SVG charts (same pool), write
-    ``docs/generated/`` (swapped in when complete), ``mkdocs build --strict`` into a staging
-    folder that replaces ``site_dir`` only when the whole build succeeded. Evaluations,
+    Stages: load specs, gather (evaluate everything once), LaTeX and git history (in a
+    pool of 2 workers, overlapping gather), render Markdown, write ``docs/generated/``
+    (swapped in when complete; charts still being drawn get placeholders), ``mkdocs build
+    --strict`` into a staging folder while the pool draws the charts, then the charts over
+    their placeholders; the staging folder replaces ``site_dir`` only when the whole build
+    succeeded. Evaluations,
     formulas, charts and the mkdocs output are reused from ``cache`` when their inputs
     are unchanged (pass ``BuildCache(enabled=False)`` for a cold build).
     """
@@ -248,27 +276,33 @@ def build(
             history = history_job.get()
         with timer.stage("render", "Markdown, CSV"), _failing_as("render", site_dir):
             pages, jobs = render_pages(atlas, instantiated, history)
-        with timer.stage("plots", f"{len(jobs)} SVG charts on {WORKERS} workers"), \
+        with timer.stage("plots", f"{len(jobs)} SVG charts: cached ones now, the rest on "
+                         f"{WORKERS} workers while mkdocs runs"), \
                 _failing_as("plots", site_dir):  # fmt: skip
-            charts = _draw_charts(workers, jobs, cache)
-    with timer.stage("write", f"{len(pages)} pages and files, {len(charts)} charts, KaTeX"), \
-            _failing_as("write", site_dir):  # fmt: skip
-        write_generated(pages, charts, root / "docs")
-    site_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.tmp-", dir=site_dir.parent))
-    try:
-        with timer.stage("mkdocs", f"build --strict -> {site_dir}"), \
-                _failing_as("mkdocs", site_dir):  # fmt: skip
-            key = _site_key(root)
-            stored = cache.site(key)
-            if stored is not None:
-                copy_site(stored, staging)
-            else:
-                run_mkdocs(staging, root / "mkdocs.yml")
+            charts, missing, pending, chart_keys = _start_charts(workers, jobs, cache)
+            placeholders = {path: PLACEHOLDER_SVG for job in missing for path in job.paths}
+        with timer.stage("write", f"{len(pages)} pages and files, {len(chart_keys)} charts, "
+                         "KaTeX"), _failing_as("write", site_dir):  # fmt: skip
+            write_generated(pages, {**charts, **placeholders}, root / "docs")
+        site_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{site_dir.name}.tmp-", dir=site_dir.parent))
+        try:
+            with timer.stage("mkdocs", f"build --strict -> {site_dir}"), \
+                    _failing_as("mkdocs", site_dir):  # fmt: skip
+                key = _site_key(root, pages, chart_keys)
+                stored = cache.site(key)
+                if stored is not None:
+                    copy_site(stored, staging)
+                else:
+                    run_mkdocs(staging, root / "mkdocs.yml")
+            with timer.stage("charts", f"waiting for {len(missing)} drawings"), \
+                    _failing_as("plots", site_dir):  # fmt: skip
+                _finish_charts(pending, missing, cache, [root / "docs", staging])
+            if stored is None:
                 cache.put_site(key, staging)
-        swap_into_place(staging, site_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+            swap_into_place(staging, site_dir)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
     timer.timings["total"] = timer.total()
     print(f"[build] cache: {cache.summary()}", flush=True)
     print(f"[build] site built in {timer.total():.1f} s: {site_dir.resolve()}", flush=True)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from roofline import guidance
 from roofline.cite import formula_id, slug  # noqa: F401  (re-exported for templates)
 from roofline.recipes import Mode
 
@@ -16,11 +17,11 @@ GENERATED_DIRNAME = "generated"
 MKDOCS_YML = REPO_ROOT / "mkdocs.yml"
 
 #: The shape the home page and the GPU pages quote first.
-CANONICAL_M = 8192
-CANONICAL_KN = 4096
+CANONICAL_M = guidance.CANONICAL_M
+CANONICAL_KN = guidance.CANONICAL_KN
 
 #: K = N values of the break-even table and of the speedup-vs-M curves.
-BREAK_EVEN_KN: tuple[int, ...] = (1024, 2048, 4096, 8192, 16384)
+BREAK_EVEN_KN: tuple[int, ...] = guidance.BREAK_EVEN_KN
 
 #: Shapes of the stacked time breakdown, (M, K, N).
 BREAKDOWN_SHAPES: tuple[tuple[int, int, int], ...] = (
@@ -44,7 +45,7 @@ HEAT_M = _round_to(2.0**HEAT_M_LOG2, 16)
 HEAT_KN = _round_to(2.0**HEAT_KN_LOG2, 128)  # blockwise needs multiples of 128
 
 #: Speedup-vs-M curves and break-even search: 1/16 octave from 16 to 262144.
-CURVE_M = np.unique(np.round(2.0 ** np.arange(4.0, 18.0 + 1e-9, 1 / 16)))
+CURVE_M = guidance.BREAK_EVEN_M_GRID  # the curves are what break-even M is read from
 
 
 def recipe_page_name(mode: Mode, recipe: str) -> str:

@@ -15,6 +15,7 @@ import numpy as np
 
 from roofline.capability import Capability, Support, classify
 from roofline.evaluate import evaluate_columns, evaluate_terms
+from roofline.guidance import break_even_from_curve
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.shapes import Shape, llama, pow2
 from roofline.specs import GpuSpec, SpecDatabase
@@ -197,20 +198,8 @@ def gather(specs: SpecDatabase, cache: BuildCache | None = None) -> Atlas:
 
 
 def break_even_m(speedup: np.ndarray, m: np.ndarray = config.CURVE_M) -> float | None:
-    """Smallest M from which speedup stays >= 1 (log-interpolated); None if never.
-
-    Returns ``-inf`` when speedup is >= 1 over the whole range (below its first M).
-    """
-    above = speedup >= 1.0
-    if not above[-1]:
-        return None
-    if above.all():
-        return float("-inf")
-    last_below = int(np.nonzero(~above)[0][-1])
-    s0, s1 = speedup[last_below], speedup[last_below + 1]
-    x0, x1 = np.log2(m[last_below]), np.log2(m[last_below + 1])
-    frac = (1.0 - s0) / (s1 - s0) if s1 != s0 else 1.0
-    return float(2.0 ** (x0 + frac * (x1 - x0)))
+    """Break-even M of a speedup curve: :func:`roofline.guidance.break_even_from_curve`."""
+    return break_even_from_curve(speedup, m)
 
 
 @dataclass(frozen=True)

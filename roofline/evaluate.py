@@ -146,6 +146,14 @@ def check_divisibility(recipe: Recipe, dims: dict[str, np.ndarray]) -> None:
             )
 
 
+def _checked_shapes(recipe: Recipe, M: Any, K: Any, N: Any) -> list[np.ndarray]:
+    """M, K, N as broadcast float arrays, validated (positive integers, divisibility)."""
+    m, k, n = np.broadcast_arrays(as_shape_array("M", M), as_shape_array("K", K),
+                                  as_shape_array("N", N))  # fmt: skip
+    check_divisibility(recipe, {"M": m, "K": k, "N": n})
+    return [m, k, n]
+
+
 @functools.cache
 def _load_cached(path: str | None, stamp: tuple[int, int] | None) -> SpecDatabase:
     return load_specs(path)
@@ -204,10 +212,7 @@ def evaluate_columns(
     spec: GpuSpec, mode: Mode, recipe: Recipe, M: Any, K: Any, N: Any, *, fusion: bool = False
 ) -> dict[str, np.ndarray]:
     """:func:`evaluate` without lookups, capability checks or warnings (callers did them)."""
-    m, k, n = np.broadcast_arrays(
-        as_shape_array("M", M), as_shape_array("K", K), as_shape_array("N", N)
-    )
-    check_divisibility(recipe, {"M": m, "K": k, "N": n})
+    m, k, n = _checked_shapes(recipe, M, K, N)
     compiled = _compile(mode, recipe, bool(fusion))
     totals = compiled.totals(compiled.term_times(spec, m, k, n))
     out: dict[str, np.ndarray] = {
@@ -237,10 +242,7 @@ def evaluate_terms(
     """Seconds per GEMM and cast kernel (the breakdown behind the columns)."""
     mode = Mode.parse(mode)
     recipe = get_recipe(recipe, mode)
-    m, k, n = np.broadcast_arrays(
-        as_shape_array("M", M), as_shape_array("K", K), as_shape_array("N", N)
-    )
-    check_divisibility(recipe, {"M": m, "K": k, "N": n})
+    m, k, n = _checked_shapes(recipe, M, K, N)
     return _compile(mode, recipe, bool(fusion)).term_times(spec, m, k, n)
 
 

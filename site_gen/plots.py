@@ -84,6 +84,12 @@ def _log2_axis(axis, lo: float, hi: float) -> None:
     axis.set_major_formatter(FuncFormatter(lambda x, _pos: human_size(2.0**x)))
 
 
+def _mark_shape(ax, mark: tuple[int, int], colour: str, label: str | None = None) -> None:
+    """A star at (log2 M, log2 K=N): the canonical shape on heatmaps and decision maps."""
+    ax.plot(np.log2(mark[0]), np.log2(mark[1]), marker="*", markersize=12, color=colour,
+            markeredgecolor="black", linestyle="none", label=label)  # fmt: skip
+
+
 _CACHE: dict[str, dict] = {}
 
 
@@ -106,16 +112,7 @@ def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None) 
     )
     ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1")
     if mark is not None:
-        ax.plot(
-            np.log2(mark[0]),
-            np.log2(mark[1]),
-            marker="*",
-            markersize=12,
-            color="#FFD23F",
-            markeredgecolor="black",
-            linestyle="none",
-            label=f"M={mark[0]}, K=N={mark[1]}",
-        )
+        _mark_shape(ax, mark, "#FFD23F", label=f"M={mark[0]}, K=N={mark[1]}")
     ax.legend(loc="upper left", framealpha=0.9)
     _log2_axis(ax.xaxis, x[0], x[-1])
     _log2_axis(ax.yaxis, y[0], y[-1])
@@ -404,15 +401,7 @@ def decision_svg(
     if np.any(best < 0):
         handles.append(Patch(facecolor=BF16_GREY, label="bf16 (no recipe wins)"))
     if mark is not None:
-        ax.plot(
-            np.log2(mark[0]),
-            np.log2(mark[1]),
-            marker="*",
-            markersize=12,
-            color="white",
-            markeredgecolor="black",
-            linestyle="none",
-        )
+        _mark_shape(ax, mark, "white")
     _log2_axis(ax.xaxis, x[0], x[-1])
     _log2_axis(ax.yaxis, y[0], y[-1])
     ax.grid(False)

@@ -18,7 +18,7 @@ from roofline.capability import Support, matrix
 from roofline.diff import fmt_m, fmt_speedup, fmt_value
 from roofline.formulas import MODEL_VERSION
 from roofline.history import HistoryEntry, SpecHistory
-from roofline.recipes import RECIPE_LIST, Mode, Recipe
+from roofline.recipes import FORMATS, RECIPE_LIST, Mode, Recipe
 from roofline.specs import GPU_KEYS, TOP_KEYS, GpuSpec
 from site_gen import calculator, config, exports
 from site_gen import context as ctx
@@ -222,11 +222,7 @@ class Renderer:
         slug = config.slug(gpu.name)
         ceilings = [
             (fmt, gpu.value(key))
-            for fmt, key in (
-                ("bf16", "bf16_peak_tops"),
-                ("fp8", "fp8_peak_tops"),
-                ("fp4", "fp4_peak_tops"),
-            )
+            for fmt, key in ((f.name, f.peak.spec_key) for f in FORMATS.values())
             if gpu.value(key) is not None
         ]
         self.plot(

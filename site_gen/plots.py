@@ -77,9 +77,11 @@ def human_size(value: float) -> str:
     return str(value)
 
 
-def _log2_axis(axis, lo: float, hi: float) -> None:
-    """Ticks at integer log2 positions, labelled 256, 1k, 4k ..."""
+def _log2_axis(axis, lo: float, hi: float, max_ticks: int = 16) -> None:
+    """Ticks at integer log2 positions, labelled 256, 1k, 4k ...; every other one if crowded."""
     ticks = np.arange(np.ceil(lo), np.floor(hi) + 1)
+    if len(ticks) > max_ticks:
+        ticks = ticks[::2]
     axis.set_major_locator(FixedLocator(ticks))
     axis.set_major_formatter(FuncFormatter(lambda x, _pos: human_size(2.0**x)))
 
@@ -329,17 +331,18 @@ def roofline_svg(
             linestyle="none",
         )
         if label:
-            # Alternate below/above so neighbouring GEMMs' names do not overlap.
-            offset = (0, -14 - 9 * (labelled % 2)) if labelled % 2 else (0, -14)
+            # Staggered below the ceiling with a leader line: the llama GEMMs sit close
+            # together in intensity, so side-by-side names would overlap.
             ax.annotate(
                 label,
                 (ai, flops / 1e12),
                 textcoords="offset points",
-                xytext=offset,
+                xytext=(6, -16 - 11 * labelled),
                 fontsize=7,
                 color="#333333",
-                ha="center",
-                rotation=0,
+                ha="left",
+                va="center",
+                arrowprops={"arrowstyle": "-", "linewidth": 0.5, "color": "#999999"},
             )
             labelled += 1
     ax.plot(
@@ -440,7 +443,7 @@ def compare_svg(
             label=label if native else f"{label} (hypothetical)",
         )
     ax.axhline(1.0, color="#555555", linewidth=1.0, linestyle=(0, (4, 3)))
-    _log2_axis(ax.xaxis, x[0], x[-1])
+    _log2_axis(ax.xaxis, x[0], x[-1], max_ticks=9)
     ax.set_xlabel("M (tokens per GEMM, log2 scale)")
     ax.set_ylabel("speedup over bf16 (×)")
     ax.set_title(title)

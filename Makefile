@@ -6,8 +6,17 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SITE_STAMP := $(VENV)/.installed-site
 
-.PHONY: site test serve bench lint clean
+# `make site` options (the CI workflows and tests/test_make_targets.py pass them):
+# SITE_DIR is where the site goes, SPECS a spec file (empty: the bundled database).
+# The permalinks, canonical links and sitemap use $ROOFLINE_ATLAS_SITE_URL when it is set.
+SITE_DIR ?= site
+SPECS ?=
+# `make spec-diff`: the bundled spec file against the same file at git revision BASE_REV.
+BASE_REV ?= origin/main
+
+.PHONY: site test serve bench lint clean spec-diff
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,19 +26,22 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[test,torch]"
 	# torchao 0.18 is only the cross-check oracle of the parity tests (pure-Python use).
 	$(BIN)/python -m pip install --quiet --no-deps "torchao==0.18.0"
-	touch $(STAMP)
+	touch $(STAMP) $(SITE_STAMP)  # the test install holds everything the site needs
 
-$(VENV)/.installed-site: pyproject.toml
+$(SITE_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-site: $(VENV)/.installed-site
-	$(BIN)/roofline build
+site: $(SITE_STAMP)
+	$(BIN)/roofline build --site-dir "$(SITE_DIR)" $(if $(SPECS),--specs "$(SPECS)")
 
-serve: $(VENV)/.installed-site
-	$(BIN)/roofline build --serve
+serve: $(SITE_STAMP)
+	$(BIN)/roofline build --site-dir "$(SITE_DIR)" $(if $(SPECS),--specs "$(SPECS)") --serve
+
+spec-diff: $(SITE_STAMP)
+	@$(BIN)/roofline diff --base-rev "$(BASE_REV)" roofline/data/gpus.toml
 
 test: $(STAMP)
 	bash scripts/ensure-chromium
@@ -38,6 +50,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_evaluate.py
 	$(BIN)/python benchmarks/bench_build.py
+	$(BIN)/python benchmarks/bench_shapes.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

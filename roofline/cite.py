@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass
 
 from roofline import latex as latex_printer
@@ -33,6 +32,7 @@ from roofline.formulas import (
     build_model,
 )
 from roofline.recipes import Mode
+from roofline.slugs import slug  # re-exported: site_gen.config and tests import cite.slug
 from roofline.specs import GpuSpec
 
 #: Where the site is published; permalinks in cite snippets start here. Override with
@@ -58,11 +58,6 @@ def site_url() -> str:
     """The published site's base URL, ending in ``/``."""
     url = os.environ.get(SITE_URL_ENV) or DEFAULT_SITE_URL
     return url if url.endswith("/") else url + "/"
-
-
-def slug(text: str) -> str:
-    """Lower-case, dash-separated: ``NVIDIA H100 SXM`` -> ``nvidia-h100-sxm``."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def formula_id(

@@ -6,25 +6,38 @@ Exit status: 0 on success, 2 on bad input (with a message, never a traceback).
 from __future__ import annotations
 
 import argparse
-import csv
-import io
+import collections
+import contextlib
+import functools
+import itertools
 import json
+import multiprocessing
+import multiprocessing.pool
 import os
+import re
+import signal
 import sys
 import tempfile
-import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn, TextIO
 
 import numpy as np
 
 from roofline import capability as cap
 from roofline import cite, latex
-from roofline.errors import RooflineError
-from roofline.evaluate import columns_for, evaluate, resolve_gpu, resolve_specs
+from roofline.errors import RooflineError, printable, spreadsheet_safe
+from roofline.evaluate import (
+    check_shapes,
+    columns_for,
+    evaluate_columns,
+    resolve_gpu,
+    resolve_specs,
+)
 from roofline.formulas import MODEL_VERSION, Quantity, build_model
 from roofline.recipes import RECIPE_LIST, Mode, get_recipe
-from roofline.shapes import GENERATORS, Shape, generate, parse_shape, parse_shapes_csv
+from roofline.shapes import GENERATORS, ShapeTable, generate, parse_shape, read_shapes_file
 from roofline.specs import json_schema, load_specs
 from roofline.symbols import HARDWARE_SYMBOLS
 
@@ -48,9 +61,17 @@ def _add_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--specs", metavar="FILE", help="spec file (default: bundled database)")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (usage stays in ``--help``), exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print ``error: MESSAGE`` and where the options are listed; exit 2."""
+        self.exit(EXIT_BAD_INPUT, f"error: {message} (see: {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="roofline",
         description="Roofline model of low-precision GEMM training and inference "
         f"(model {MODEL_VERSION}).",
@@ -135,18 +156,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 # -- eval ----------------------------------------------------------------------
 
+#: Rows evaluated and written at a time: output is streamed, memory stays flat.
+CHUNK_ROWS = 1 << 15
 
-def _collect_shapes(args: argparse.Namespace) -> list[Shape]:
+
+def _collect_shapes(args: argparse.Namespace) -> ShapeTable:
     if args.shape:
-        return [parse_shape(s) for s in args.shape]
+        return ShapeTable.from_shapes([parse_shape(s) for s in args.shape])
     if args.shape_gen:
-        return generate(args.shape_gen)
-    path = Path(args.shapes_file)
-    try:
-        text = path.read_text("utf-8")
-    except OSError as exc:
-        raise RooflineError(f"cannot read shapes file {str(path)!r}: {exc.strerror}") from None
-    return parse_shapes_csv(text, str(path))
+        return ShapeTable.from_shapes(generate(args.shape_gen))
+    return read_shapes_file(args.shapes_file)
 
 
 def _gpu_name(args: argparse.Namespace) -> str:
@@ -157,93 +176,284 @@ def _gpu_name(args: argparse.Namespace) -> str:
     return current_device_name()
 
 
-def _rows(
-    shapes: list[Shape], result: dict[str, np.ndarray], columns: Sequence[str]
-) -> list[dict[str, object]]:
-    named = any(s.name for s in shapes)
-    rows = []
-    for i, shape in enumerate(shapes):
-        row: dict[str, object] = {"name": shape.name} if named else {}
-        for column in columns:
-            value = result[column][i]
-            row[column] = int(value) if column.startswith("fwd_") else float(value)
-        rows.append(row)
-    return rows
+def _row_slices(count: int) -> Iterator[slice]:
+    return (slice(start, start + CHUNK_ROWS) for start in range(0, count, CHUNK_ROWS))
 
 
-def _format_table(rows: list[dict[str, object]]) -> str:
-    def cell(value: object) -> str:
-        return f"{value:.4g}" if isinstance(value, float) else str(value)
+@dataclass(frozen=True)
+class _Chunk:
+    """Rows [start, stop) of the output: names (or None) and each column's values."""
 
-    headers = list(rows[0])
-    cells = [[cell(row[h]) for h in headers] for row in rows]
-    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
-    return "\n".join(lines) + "\n"
+    names: Sequence[str] | None
+    columns: dict[str, np.ndarray]
 
 
-def _format_csv(rows: list[dict[str, object]]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: repr(v) if isinstance(v, float) else v for k, v in row.items()})
-    return out.getvalue()
+def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
+    """Evaluate the table CHUNK_ROWS rows at a time, after checking all of it.
+
+    Every check runs before the first row is produced, so a bad shape in the last row
+    never leaves half a table on stdout. Warnings go to stderr only once all passed."""
+    mode = Mode.parse(args.mode)
+    recipe = get_recipe(args.recipe, mode)
+    gpu = resolve_gpu(_gpu_name(args), args.specs)
+    verdict = cap.require(gpu, recipe, mode)
+    for rows in _row_slices(len(table)):  # in chunks: no full-size temporaries
+        check_shapes(recipe, table.M[rows], table.K[rows], table.N[rows])
+    if verdict.support is cap.Support.HYPOTHETICAL:
+        print(f"warning: {verdict.reason}", file=sys.stderr)
+    for rows in _row_slices(len(table)):
+        columns = evaluate_columns(
+            gpu, mode, recipe, table.M[rows], table.K[rows], table.N[rows], fusion=args.fusion
+        )
+        yield _Chunk(None if table.names is None else table.names[rows], columns)
 
 
-def _format_json(rows: list[dict[str, object]]) -> str:
-    # json writes floats with repr: full precision, round-trips exactly.
-    return json.dumps(rows, indent=2, allow_nan=False) + "\n"
+def _is_int_column(column: str) -> bool:
+    return column.startswith("fwd_")
 
 
-FORMATTERS: dict[str, Callable[[list[dict[str, object]]], str]] = {
-    "table": _format_table,
-    "csv": _format_csv,
-    "json": _format_json,
+@dataclass(frozen=True)
+class _Layout:
+    """An output format: ``head``, then each chunk rendered (``between`` chunks), ``tail``.
+
+    ``render`` is a module-level function or partial, so worker processes can run it."""
+
+    head: str
+    render: Callable[[_Chunk], str]
+    tail: str = ""
+    between: str = ""
+
+
+# Widest "%.4g" of a float64 ("-1.235e-100"): with it the table's widths are known before
+# its first row, and the table streams like the other formats.
+_TABLE_FLOAT_WIDTH = 11
+
+
+def _table_layout(table: ShapeTable, header: list[str]) -> _Layout:
+    widths = {h: len(h) for h in header}
+    for dim, column in zip("MKN", header[:3], strict=True):
+        widths[column] = max(len(column), len(str(int(getattr(table, dim).max()))))
+    for column in header[3:]:
+        widths[column] = max(widths[column], _TABLE_FLOAT_WIDTH)
+    heads = list(header)
+    if table.names is not None:
+        widths["name"] = max(len("name"), max(map(len, table.names)))
+        heads.insert(0, "name")
+    lines = "  ".join(h.rjust(widths[h]) for h in heads), "  ".join("-" * widths[h] for h in heads)
+    specs = {c: f">{widths[c]}" + ("" if _is_int_column(c) else ".4g") for c in header}
+    render = functools.partial(_table_text, name_width=widths.get("name", 0), specs=specs)
+    return _Layout("\n".join(lines) + "\n", render)
+
+
+def _table_text(chunk: _Chunk, name_width: int, specs: dict[str, str]) -> str:
+    cells = [] if chunk.names is None else [[n.rjust(name_width) for n in chunk.names]]
+    for column, spec in specs.items():
+        cells.append([format(v, spec) for v in chunk.columns[column].tolist()])
+    return "".join("  ".join(row) + "\n" for row in zip(*cells, strict=True))
+
+
+# A name that a spreadsheet would run, or that needs CSV quoting.
+_CSV_NAME_CARE = re.compile('[,"\r\n]|(?:^|\0)[=+@\t-]')
+
+
+def _csv_name(name: str) -> str:
+    """A name cell: formula-safe, quoted when it holds a comma, quote or line end."""
+    name = spreadsheet_safe(name)
+    if any(c in name for c in ',"\r\n'):
+        return '"' + name.replace('"', '""') + '"'
+    return name
+
+
+def _csv_text(chunk: _Chunk, header: list[str]) -> str:
+    # One %-format a row: ints with %d, floats with %r (repr: full precision, round-trips
+    # exactly). Float repr is most of the time of a big output.
+    columns: list[Iterable[object]] = [chunk.columns[c].tolist() for c in header]
+    spec = ",".join("%d" if _is_int_column(c) else "%r" for c in header) + "\n"
+    if chunk.names is not None:  # one search a chunk: most names need no care
+        names = list(chunk.names)
+        plain = _CSV_NAME_CARE.search("\0".join(names)) is None
+        columns.insert(0, names if plain else map(_csv_name, names))
+        spec = "%s," + spec
+    return "".join(map(spec.__mod__, zip(*columns, strict=True)))
+
+
+def _csv_layout(table: ShapeTable, header: list[str]) -> _Layout:
+    head = ",".join(["name", *header] if table.names is not None else header) + "\n"
+    return _Layout(head, functools.partial(_csv_text, header=header))
+
+
+def _json_text(chunk: _Chunk, header: list[str]) -> str:
+    values = [chunk.columns[c].tolist() for c in header]
+    rows = [dict(zip(header, row, strict=True)) for row in zip(*values, strict=True)]
+    if chunk.names is not None:
+        rows = [{"name": name, **row} for name, row in zip(chunk.names, rows, strict=True)]
+    return json.dumps(rows, indent=2, allow_nan=False)[2:-2]  # without "[\n" and "\n]"
+
+
+def _json_layout(table: ShapeTable, header: list[str]) -> _Layout:
+    # The same bytes as json.dumps(all_rows, indent=2), one chunk at a time.
+    return _Layout("[\n", functools.partial(_json_text, header=header), "\n]\n", ",\n")
+
+
+LAYOUTS: dict[str, Callable[[ShapeTable, list[str]], _Layout]] = {
+    "table": _table_layout,
+    "csv": _csv_layout,
+    "json": _json_layout,
 }
 
+#: Outputs of this many rows or more are formatted by worker processes: turning floats
+#: into text (repr, ~0.3-1 us a number) is most of a big eval's time, and it parallelises.
+PARALLEL_MIN_ROWS = 4 * CHUNK_ROWS
+MAX_WORKERS = 8
 
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and rename: never half-written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+
+def _worker_count(rows: int) -> int:
+    """Worker processes for formatting ``rows`` rows: 0 (format here) when few rows, one
+    CPU, or no fork (a forked worker starts at once; a spawned one imports everything)."""
+    if rows < PARALLEL_MIN_ROWS or "fork" not in multiprocessing.get_all_start_methods():
+        return 0
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        cpus = os.cpu_count() or 1
+    return min(cpus, MAX_WORKERS) if cpus > 1 else 0
 
 
-def _evaluate_with_warnings(args: argparse.Namespace, shapes: list[Shape]) -> dict[str, np.ndarray]:
-    m, k, n = (np.array([getattr(s, d) for s in shapes], dtype=np.int64) for d in "MKN")
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", cap.HypotheticalWarning)
-        result = evaluate(
-            _gpu_name(args), args.mode, args.recipe, m, k, n, fusion=args.fusion, specs=args.specs
-        )
-    for warning in caught:
-        print(f"warning: {warning.message}", file=sys.stderr)
-    return result
+def _ignore_sigint() -> None:
+    # Ctrl-C reaches the whole process group; the parent reports it and stops the pool,
+    # a worker must not print a KeyboardInterrupt traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _rendered(
+    render: Callable[[_Chunk], str], chunks: Iterator[_Chunk], rows: int
+) -> Iterator[str]:
+    """``render(chunk)`` of each chunk, in order; in worker processes for big outputs, with
+    at most two chunks a worker in flight so memory stays flat."""
+    workers = _worker_count(rows)
+    if not workers:
+        yield from map(render, chunks)
+        return
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers, initializer=_ignore_sigint) as pool:
+        pending: collections.deque[multiprocessing.pool.AsyncResult[str]] = collections.deque()
+        for chunk in chunks:
+            pending.append(pool.apply_async(render, (chunk,)))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+def _write_rows(out: TextIO, layout: _Layout, chunks: Iterator[_Chunk], rows: int) -> None:
+    out.write(layout.head)
+    # closing: a failed write stops the worker processes at once, not at garbage collection
+    with contextlib.closing(_rendered(layout.render, chunks, rows)) as texts:
+        for i, text in enumerate(texts):
+            out.write(layout.between + text if i else text)
+    out.write(layout.tail)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """``roofline eval``: the roofline columns for each shape."""
     get_recipe(args.recipe, args.mode)  # name errors before shape errors
-    shapes = _collect_shapes(args)
+    output = _output_path(args.output)
+    table = _collect_shapes(args)
     for warning in resolve_specs(args.specs).warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    result = _evaluate_with_warnings(args, shapes)
-    rows = _rows(shapes, result, columns_for(args.mode))
-    text = FORMATTERS[args.format](rows)
-    if args.output:
-        write_atomically(Path(args.output), text)
-    else:
-        sys.stdout.write(text)
+    chunks = _chunks(args, table)
+    first = next(chunks)  # every check done before any output is opened
+    layout = LAYOUTS[args.format](table, list(columns_for(args.mode)))
+    with _output(output) as out:
+        _write_rows(out, layout, itertools.chain([first], chunks), len(table))
     return 0
+
+
+# -- output files ------------------------------------------------------------------
+
+
+def _output_path(value: str | None) -> Path | None:
+    """The ``-o`` path, refused early when it names a folder (one line, exit 2)."""
+    if value is None:
+        return None
+    if not value.strip():
+        raise RooflineError("output '' is empty; give a file name, e.g. -o out.csv")
+    path = Path(value)
+    if value.endswith(("/", os.sep)) or path.is_dir():
+        example = os.path.join(value, "out.csv")
+        raise RooflineError(
+            f"output {value!r} names a folder; give a file name in it, e.g. {example}"
+        )
+    return path
+
+
+def _write_error(path: Path, exc: OSError) -> RooflineError:
+    reason = exc.strerror or str(exc)
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        reason = "a part of the path is a file, not a folder"
+    return RooflineError(f"cannot write output file {str(path)!r}: {reason}")
+
+
+@contextlib.contextmanager
+def atomic_writer(path: Path) -> Iterator[TextIO]:
+    """A text file written via a temporary file and renamed: never half-written.
+
+    Missing parent folders are created; a symlink's target is replaced, not the link;
+    a device or FIFO (``-o /dev/null``, ``/dev/stdout``) is written in place, as a rename
+    would replace the device node itself. OSError (a read-only folder, a path through a
+    file, a full disk) becomes a RooflineError naming the path; on any failure the
+    temporary file is removed and ``path`` is untouched."""
+    if path.exists() and not path.is_file():  # stat follows links: /dev/stdout -> a pipe
+        with _write_errors(path), path.open("w", encoding="utf-8", newline="") as handle:
+            yield handle
+        return
+    real = Path(os.path.realpath(path))
+    with _write_errors(path):
+        real.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", dir=real.parent)
+    try:
+        with _write_errors(path):
+            os.chmod(tmp, _file_mode(real))  # mkstemp's 0600 would stick to the result
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+                yield handle
+            os.replace(tmp, real)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def _write_errors(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except OSError as exc:
+        raise _write_error(path, exc) from None
+
+
+def _file_mode(path: Path) -> int:
+    """The mode for ``path``: the file's own when it exists, else 0666 less the umask."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and rename: never half-written."""
+    with atomic_writer(path) as handle:
+        handle.write(text)
+
+
+@contextlib.contextmanager
+def _output(path: Path | None) -> Iterator[TextIO]:
+    """``-o FILE`` (atomic) or stdout."""
+    if path is None:
+        yield sys.stdout
+    else:
+        with atomic_writer(path) as handle:
+            yield handle
 
 
 # -- latex, specs, recipes, build ------------------------------------------------
@@ -376,6 +586,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from roofline import diff as spec_diff
     from roofline.history import load_specs_at_rev
 
+    output = _output_path(args.output)
     if args.base_rev is not None:
         if len(args.files) > 1:
             raise RooflineError("with --base-rev give at most one file (HEAD)")
@@ -391,10 +602,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     result = spec_diff.diff_specs(base, head)
     render = spec_diff.to_json if args.format == "json" else spec_diff.to_markdown
     text = render(result)
-    if args.output:
-        write_atomically(Path(args.output), text)
-    else:
-        sys.stdout.write(text)
+    with _output(output) as out:
+        out.write(text)
     return 0
 
 
@@ -416,17 +625,96 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``roofline`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+
+class _PrintableStream:
+    """A text stream whose writes pass through :func:`roofline.errors.printable`.
+
+    main() puts it in place of sys.stdout and sys.stderr while a command runs, so no
+    name, note or path from a spec or shapes file can send terminal control sequences."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(printable(text))
+        return len(text)
+
+    def writelines(self, lines: Iterator[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> object:  # flush, fileno, isatty, encoding ...
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def _printable_output() -> Iterator[None]:
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _PrintableStream(saved[0]), _PrintableStream(saved[1])
     try:
-        return args.func(args)
-    except RooflineError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except BrokenPipeError:  # e.g. `roofline eval ... | head`
-        return 0
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _os_error_message(exc: OSError) -> str:
+    """One line for an OSError: the path it names and the reason."""
+    reason = exc.strerror or str(exc)
+    if exc.filename is None:
+        return reason
+    return f"{os.fsdecode(exc.filename)!r}: {reason}"
+
+
+def _named_files(args: argparse.Namespace) -> list[str]:
+    """The files named on the command line (spec files, shapes file)."""
+    named = [getattr(args, key, None) for key in ("specs", "file", "shapes_file")]
+    named += getattr(args, "files", None) or []
+    return [str(f) for f in named if f]
+
+
+def _silence_stdout() -> None:
+    # The reader went away (`roofline eval ... | head`): point stdout at /dev/null so
+    # Python's flush at exit does not complain about the broken pipe.
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``roofline`` console script.
+
+    Exit 0 on success, 2 with a one-line message on any input a user can get wrong (a
+    RooflineError, or an OSError or UnicodeDecodeError from a file they named), 130 on
+    Ctrl-C. Everything printed passes through :func:`roofline.errors.printable`."""
+    args = argparse.Namespace()
+    with _printable_output():
+        try:
+            args = build_parser().parse_args(argv)
+            return args.func(args)
+        except SystemExit as exc:  # --help, or a usage error argparse printed
+            if exc.code is None or isinstance(exc.code, int):
+                return exc.code or 0
+            print(f"error: {exc.code}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except RooflineError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except BrokenPipeError:  # e.g. `roofline eval ... | head`
+            _silence_stdout()
+            return 0
+        except OSError as exc:  # a file the user named: unreadable, a folder, read-only
+            print(f"error: {_os_error_message(exc)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        except UnicodeDecodeError as exc:  # the readers name their file; this is a backstop
+            files = ", ".join(map(repr, _named_files(args))) or "a file given"
+            print(f"error: {files}: not UTF-8 text (byte {exc.start}: {exc.reason})",
+                  file=sys.stderr)  # fmt: skip
+            return EXIT_BAD_INPUT
+        except KeyboardInterrupt:
+            print("interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ traceback.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -79,3 +80,39 @@ def unknown(kind: str, name: str, choices: Iterable[str]) -> UnknownNameError:
     if guess:
         message += f". Did you mean {guess!r}?"
     return UnknownNameError(message)
+
+
+# -- text that reaches a terminal or a spreadsheet ---------------------------------
+
+# C0 controls except tab and newline, DEL, C1 controls (\x9b is a one-byte CSI), and the
+# invisible characters that reorder or hide text (bidi overrides and isolates, LRM/RLM,
+# the Arabic letter mark, line/paragraph separators, the BOM). Zero-width joiners stay:
+# emoji and several scripts need them.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
+    "\u202a-\u202e\u2066-\u2069\ufeff]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` safe for a terminal: control characters other than newline and tab shown
+    as escapes (ESC -> ``\\x1b``, CSI -> ``\\x9b``, BEL -> ``\\x07``, a bidi override ->
+    ``\\u202e``), so spec or shape data can neither run terminal sequences nor hide text."""
+    if _UNPRINTABLE.search(text) is None:  # the common case: no copy
+        return text
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+# A cell starting with one of these runs as a formula in Excel, LibreOffice and Sheets.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_safe(cell: str) -> str:
+    """A CSV text cell a spreadsheet shows as text: a leading ``'`` before ``= + - @`` (and
+    tab, CR), as OWASP's CSV-injection advice says. Only for text cells, never numbers."""
+    return "'" + cell if cell.startswith(_FORMULA_START) else cell

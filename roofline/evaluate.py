@@ -23,6 +23,7 @@ from roofline.capability import HypotheticalWarning, Support, require
 from roofline.errors import ShapeError
 from roofline.formulas import Quantity, RooflineModel, build_model
 from roofline.recipes import Mode, Recipe, get_recipe
+from roofline.shapes import dim_error, dim_in_range
 from roofline.specs import GpuSpec, SpecDatabase, load_specs
 from roofline.symbols import HARDWARE_SYMBOLS, SHAPE_SYMBOLS
 
@@ -116,21 +117,47 @@ def compile_model(mode: Mode | str, recipe: Recipe | str, fusion: bool = False) 
 
 
 def as_shape_array(name: str, values: Any) -> np.ndarray:
-    """``values`` as a float64 array of positive integers; ShapeError names the dimension."""
-    array = np.asarray(values)
+    """``values`` as a float64 array of dimensions, each an integer from 1 to
+    :data:`~roofline.shapes.MAX_DIM` (int32, as cuBLAS takes); ShapeError names the
+    dimension and the first bad value."""
+    subject = f"shape dimension {name}"
+    try:
+        array = np.asarray(values)
+    except (ValueError, TypeError):  # ragged nested lists
+        raise dim_error(subject, values) from None
+    if array.dtype == object:  # Python ints beyond int64 (10**30), None, mixed types
+        array = _object_dims(subject, array)
     if (
-        array.dtype == object
-        or not np.issubdtype(array.dtype, np.number)
+        not np.issubdtype(array.dtype, np.number)
         or np.issubdtype(array.dtype, np.complexfloating)
         or array.dtype == np.bool_
     ):
-        raise ShapeError(f"shape dimension {name} must be positive integers, got {values!r}")
+        raise dim_error(subject, array.flat[0].item() if array.size else values)
     if array.size:
-        bad = ~np.isfinite(array) | (array <= 0) | (array != np.round(array))
+        with np.errstate(invalid="ignore"):
+            bad = ~dim_in_range(array)
+            if np.issubdtype(array.dtype, np.floating):
+                bad |= ~np.isfinite(array) | (array != np.round(array))
         if np.any(bad):
             first = array[bad].flat[0].item()  # a Python number: repr -7, not np.int64(-7)
-            raise ShapeError(f"shape dimension {name} must be positive integers, got {first!r}")
+            raise dim_error(subject, first)
     return array.astype(np.float64)
+
+
+def _object_dims(subject: str, array: np.ndarray) -> np.ndarray:
+    """An object array of Python numbers as float64, or ShapeError naming the first value
+    that is not a number within the dimension rule (10**30 cannot reach int64)."""
+    for value in array.flat:
+        number = isinstance(value, int | float | np.integer | np.floating)
+        if isinstance(value, bool | np.bool_) or not number or not dim_in_range(value):
+            raise dim_error(subject, value)
+    return array.astype(np.float64)
+
+
+def check_shapes(recipe: Recipe, M: Any, K: Any, N: Any) -> None:
+    """Raise ShapeError when a shape breaks the dimension rule or the recipe's divisibility
+    (what :func:`evaluate` checks; callers that evaluate in chunks check everything first)."""
+    _checked_shapes(recipe, M, K, N)
 
 
 def check_divisibility(recipe: Recipe, dims: dict[str, np.ndarray]) -> None:
@@ -147,9 +174,13 @@ def check_divisibility(recipe: Recipe, dims: dict[str, np.ndarray]) -> None:
 
 
 def _checked_shapes(recipe: Recipe, M: Any, K: Any, N: Any) -> list[np.ndarray]:
-    """M, K, N as broadcast float arrays, validated (positive integers, divisibility)."""
-    m, k, n = np.broadcast_arrays(as_shape_array("M", M), as_shape_array("K", K),
-                                  as_shape_array("N", N))  # fmt: skip
+    """M, K, N as broadcast float arrays, validated (dimension rule, divisibility)."""
+    dims = (as_shape_array("M", M), as_shape_array("K", K), as_shape_array("N", N))
+    try:
+        m, k, n = np.broadcast_arrays(*dims)
+    except ValueError:
+        shapes = " x ".join(str(d.shape) for d in dims)
+        raise ShapeError(f"shape dimensions M, K, N do not broadcast together: {shapes}") from None
     check_divisibility(recipe, {"M": m, "K": k, "N": n})
     return [m, k, n]
 
@@ -194,10 +225,11 @@ def evaluate(
 ) -> dict[str, np.ndarray]:
     """Roofline columns for every shape, keyed by the CLI's (torchao's) column names.
 
-    ``M``, ``K`` and ``N`` are scalars or arrays of positive integers (broadcast
-    together). ``specs`` is a spec-file path, or None for the bundled database. A
-    recipe the GPU lacks natively warns with :class:`HypotheticalWarning`; one whose
-    formats the GPU cannot compute raises :class:`~roofline.errors.UnsupportedError`.
+    ``M``, ``K`` and ``N`` are scalars or arrays of integers from 1 to 2**31 - 1 (the
+    int32 dimensions GEMM libraries take), broadcast together. ``specs`` is a spec-file
+    path, or None for the bundled database. A recipe the GPU lacks natively warns with
+    :class:`HypotheticalWarning`; one whose formats the GPU cannot compute raises
+    :class:`~roofline.errors.UnsupportedError`.
     """
     mode = Mode.parse(mode)
     recipe = get_recipe(recipe, mode)

@@ -84,11 +84,14 @@ class HistoryEntry:
     model_version: str | None = None
     previous_model_version: str | None = None
     note: str = ""
+    #: The parent commit is not in the clone (the boundary of a shallow clone): what
+    #: this commit changed is unknown, not "everything added".
+    parent_missing: bool = False
 
     @property
     def model_changed(self) -> bool:
-        """True when this commit changed roofline.MODEL_VERSION."""
-        return self.model_version != self.previous_model_version
+        """True when this commit changed roofline.MODEL_VERSION (unknown: False)."""
+        return not self.parent_missing and self.model_version != self.previous_model_version
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,8 @@ class SpecHistory:
     note: str = ""
     path: str = SPEC_PATH
     truncated: bool = False
+    #: Read from a shallow clone: older commits are missing (``git fetch --unshallow``).
+    shallow: bool = False
 
 
 def _log(root: Path, limit: int, *args: str) -> list[tuple[str, str, str, str, int]]:
@@ -132,6 +137,9 @@ def _entry(
     cache: _GuidanceCache,
 ) -> HistoryEntry:
     version = _model_version(root, sha)
+    if not _has_parent(root, sha) and _is_shallow(root):
+        note = "its parent commit is not in this shallow clone, so what it changed is unknown"
+        return HistoryEntry(sha, date, subject, None, version, None, note, True)
     previous = _model_version(root, f"{sha}^")
     if paths is None:
         return HistoryEntry(sha, date, subject, None, version, previous)
@@ -145,6 +153,19 @@ def _entry(
     if head is None:
         return HistoryEntry(sha, date, subject, None, version, previous, "spec file deleted")
     return HistoryEntry(sha, date, subject, diff_specs(base, head, cache), version, previous)
+
+
+def _has_parent(root: Path, sha: str) -> bool:
+    try:
+        git(root, "rev-parse", "--verify", "--quiet", f"{sha}^")
+    except GitError:
+        return False
+    return True
+
+
+def _is_shallow(root: Path) -> bool:
+    """True in a shallow clone (CI checkouts default to depth 1)."""
+    return git(root, "rev-parse", "--is-shallow-repository").strip() == "true"
 
 
 def spec_history(repo_root: str | Path, path: str = SPEC_PATH, limit: int = 30) -> SpecHistory:
@@ -174,4 +195,8 @@ def spec_history(repo_root: str | Path, path: str = SPEC_PATH, limit: int = 30) 
     )
     truncated = len(spec_log) >= limit or len(ordered) > limit
     note = "" if entries else f"no commits changed {path}"
-    return SpecHistory(entries, note, path, truncated)
+    shallow = _is_shallow(root)
+    if shallow:
+        note = ("this history was read from a shallow clone, so older commits are missing "
+                f"(run git fetch --unshallow, or check out with fetch-depth 0). {note}")
+    return SpecHistory(entries, note.strip(), path, truncated, shallow)

@@ -9,7 +9,10 @@ work offline, even from ``file://``):
   every message the CLI would print, produced here by calling the CLI's own code
   (:func:`roofline.capability.classify`, :func:`roofline.evaluate.as_shape_array`,
   :func:`roofline.evaluate.check_divisibility`) with placeholders, so the page says
-  exactly what ``roofline eval`` says.
+  exactly what ``roofline eval`` says. It also carries what the page checks its query
+  string against (the names the CLI accepts, with the CLI's "unknown ..." messages, the
+  largest dimension, and the spec lint's range of every hardware figure), so a hostile
+  or mistyped link is reported, never obeyed.
 
 ``docs/assets/javascripts/calculator.js`` is the UI; it assembles the eval columns from
 the generated totals as :func:`roofline.evaluate.evaluate_columns` does.
@@ -19,21 +22,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import posixpath
 from typing import Any
 
 import numpy as np
+from markupsafe import Markup
 
 from roofline.capability import classify
-from roofline.errors import ShapeError
+from roofline.errors import RooflineError, ShapeError, unknown
 from roofline.evaluate import as_shape_array, check_divisibility
 from roofline.formulas import MODEL_VERSION
 from roofline.jscode import calculator_script
-from roofline.recipes import RECIPE_LIST, Mode, Recipe
-from roofline.shapes import llama, pow2
-from roofline.specs import GpuSpec, SpecDatabase
+from roofline.recipes import RECIPE_LIST, Mode, Recipe, get_recipe
+from roofline.shapes import MAX_DIM, llama, pow2
+from roofline.specs import GPU_KEYS, LAUNCH_OVERHEAD_RANGE, GpuSpec, NumberRange, SpecDatabase
 from roofline.symbols import HARDWARE_SYMBOLS
-from site_gen import config
+from site_gen import config, safe
 
 GEN = config.GENERATED_DIRNAME
 MODELS_JS = f"{GEN}/calculator/models.js"
@@ -50,9 +55,18 @@ DISPLAY_UNITS: dict[str, tuple[str, float]] = {
 _GPU = "\x00GPU\x00"  # placeholders substituted in the browser
 _DIM = "\x00DIM\x00"
 _VALUE = -987654321
+# A name with no character in common with any choice, so the CLI's "did you mean" (which
+# the page does not reproduce) never joins the message; its repr becomes ``{name}``.
+_NAME = "\x00" * 12
+
+#: The values ``?fusion=`` accepts (the page writes 0 or 1).
+FUSION_VALUES: dict[str, bool] = {"0": False, "1": True, "false": False, "true": True}
 
 
 def _template(text: str, **placeholders: str) -> str:
+    """``text`` with each marker replaced by ``{name}``; braces already in it (a GPU named
+    ``X {name}``) are doubled, and calculator.js's ``fill`` turns ``{{`` back into ``{``."""
+    text = text.replace("{", "{{").replace("}", "}}")
     for marker, name in placeholders.items():
         text = text.replace(marker, "{" + name + "}")
     return text
@@ -108,7 +122,71 @@ def _shape_messages() -> dict[str, Any]:
                 divisible.setdefault(recipe.name, []).append(
                     [dim, multiple, _template(str(exc), **{str(value): "value"})]
                 )
-    return {"positive": positive, "divisible": divisible}
+    return {"positive": positive, "divisible": divisible, **_limit_message()}
+
+
+def _limit_message() -> dict[str, Any]:
+    """The largest dimension evaluate accepts (:data:`roofline.shapes.MAX_DIM`) and its
+    message for one past it."""
+    try:
+        as_shape_array(_DIM, MAX_DIM + 1)
+    except ShapeError as exc:
+        too_large = _template(str(exc), **{_DIM: "dim", repr(MAX_DIM + 1): "value"})
+    else:
+        raise AssertionError(f"evaluate accepts a dimension of MAX_DIM + 1 = {MAX_DIM + 1}")
+    return {"max": MAX_DIM, "too_large": too_large}
+
+
+def _unknown_template(kind: str, choices: list[str]) -> str:
+    """:func:`roofline.errors.unknown`'s message with ``{name}`` for the repr of the name."""
+    return _template(str(unknown(kind, _NAME, choices)), **{repr(_NAME): "name"})
+
+
+def _raised(call: Any, *args: Any) -> str:
+    """The message of the RooflineError that ``call(*args)`` raises."""
+    try:
+        call(*args)
+    except RooflineError as exc:
+        return _template(str(exc), **{repr(_NAME): "name"})
+    raise AssertionError(f"{call.__name__}{args!r} did not raise")
+
+
+def _name_messages(specs: SpecDatabase) -> dict[str, Any]:
+    """The CLI's messages for an unknown GPU, mode, recipe or fusion value, as templates."""
+    recipes: dict[str, str] = {}
+    elsewhere: dict[str, dict[str, str]] = {}
+    for mode in config.MODES:
+        recipes[mode.value] = _raised(get_recipe, _NAME, mode)
+        elsewhere[mode.value] = {
+            r.name: _raised(get_recipe, r.name, mode) for r in RECIPE_LIST if mode not in r.modes
+        }
+    return {
+        "gpu": _unknown_template("GPU", [gpu.name for gpu in specs.values()]),
+        "mode": _raised(Mode.parse, _NAME),
+        "recipe": recipes,
+        "recipe_mode": elsewhere,
+        "fusion": _unknown_template("fusion", list(FUSION_VALUES)),
+    }
+
+
+def _range(key: str) -> NumberRange:
+    """The spec lint's range for a hardware figure (the launch floor is file-wide)."""
+    if key == "kernel_launch_overhead_s":
+        return LAUNCH_OVERHEAD_RANGE
+    spec_range = GPU_KEYS[key].range
+    assert spec_range is not None, f"GPU_KEYS[{key!r}] has no range"
+    return spec_range
+
+
+def _range_data(key: str) -> dict[str, Any]:
+    """A range as data.js carries it: open ends (None or infinite) become null."""
+    r = _range(key)
+    return {"low": _finite(r.low), "high": _finite(r.high),
+            "low_inclusive": r.low_inclusive, "high_inclusive": r.high_inclusive}  # fmt: skip
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
 
 
 def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
@@ -126,6 +204,8 @@ def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
                 "description": hw.description,
                 "unit": DISPLAY_UNITS[hw.unit][0],
                 "scale": DISPLAY_UNITS[hw.unit][1],
+                "si_unit": "" if hw.unit == "1" else hw.unit,
+                "range": _range_data(hw.spec_key),
             }
             for hw in HARDWARE_SYMBOLS
         ],
@@ -146,6 +226,8 @@ def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
             f"{mode.value}/{r.name}": list(_needs(r, mode)) for r in RECIPE_LIST for mode in r.modes
         },
         "missing": _missing_templates(),
+        "unknown": _name_messages(specs),
+        "fusion": FUSION_VALUES,
         "shape": _shape_messages(),
         "presets": presets,
         "defaults": {
@@ -181,12 +263,15 @@ def site_root_from(page: str) -> str:
     return "../" * depth or "./"
 
 
-def widget(page: str, gpu: str = "", mode: str = "", recipe: str = "") -> str:
-    """The calculator's placeholder element; calculator.js fills it in."""
+def widget(page: str, gpu: str = "", mode: str = "", recipe: str = "") -> Markup:
+    """The calculator's placeholder element; calculator.js fills it in.
+
+    The GPU name comes from a spec file: every attribute value is escaped (quotes too).
+    """
     attrs = {"data-root": site_root_from(page), "data-gpu": gpu, "data-mode": mode,
              "data-recipe": recipe}  # fmt: skip
-    text = " ".join(f'{k}="{v}"' for k, v in attrs.items() if v)
-    return (
+    text = " ".join(f'{k}="{safe.attribute(v)}"' for k, v in attrs.items() if v)
+    return Markup(
         f'<div class="ra-calc" {text} markdown="0"><noscript>The calculator needs '
         "JavaScript; <code>roofline eval</code> computes the same numbers.</noscript></div>"
     )

@@ -14,7 +14,7 @@ import numpy as np
 from roofline.capability import Support
 from roofline.recipes import Mode, Recipe
 from roofline.specs import GpuSpec
-from site_gen import config
+from site_gen import config, safe
 from site_gen.gather import Atlas, RecipeResult, break_even_m, table_sets
 
 GEN = config.GENERATED_DIRNAME
@@ -70,7 +70,7 @@ SUPPORT_BADGE = {
 class Cell:
     """A linked speedup cell."""
 
-    text: str
+    text: safe.Md
     link: str
     support: str
     best: bool = False
@@ -87,41 +87,35 @@ class Row:
 
 @dataclass
 class Table:
-    """A Markdown table: header and rows of already-formatted strings."""
+    """A Markdown table: header and rows of cells.
 
-    header: tuple[str, ...]
-    rows: list[tuple[str, ...]] = field(default_factory=list)
+    A cell is plain text (a ``str``, escaped when the table is rendered, so spec text can
+    never become markup) or :class:`site_gen.safe.Md` built by the helpers there (links,
+    code, math), which also carries the plain text that exports write.
+    """
+
+    header: tuple[str | safe.Md, ...]
+    rows: list[tuple[str | safe.Md, ...]] = field(default_factory=list)
     align: tuple[str, ...] = ()
     #: Full-precision values behind the formatted rows (exports use them when set).
     raw: list[tuple[object, ...]] | None = None
     #: Links (relative to the page) to this table's CSV and JSON exports, set by the renderer.
     exports: tuple[str, str] | None = None
 
-    def markdown(self) -> str:
-        """GitHub-flavoured Markdown (pipes escaped), then links to the CSV and JSON."""
+    def markdown(self) -> safe.Md:
+        """GitHub-flavoured Markdown (every text cell escaped), then the export links."""
 
-        def esc(text: str) -> str:
-            return str(text).replace("|", "\\|")
+        def row(cells: tuple[object, ...]) -> str:
+            return "| " + " | ".join(safe.md_text(c) for c in cells) + " |"
 
         align = self.align or ("---",) * len(self.header)
-        lines = ["| " + " | ".join(esc(h) for h in self.header) + " |", "|" + "|".join(align) + "|"]
-        lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in self.rows]
+        lines = [row(self.header), "|" + "|".join(align) + "|"]
+        lines += [row(r) for r in self.rows]
         if self.exports:
             csv_link, json_link = self.exports
-            lines += ["", f'<small class="ra-export">Download: [CSV]({csv_link}) · '
-                      f"[JSON]({json_link})</small>"]  # fmt: skip
-        return "\n".join(lines)
-
-    def csv(self) -> str:
-        """The same table as CSV (no Markdown)."""
-        import csv
-        import io
-
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(self.header)
-        writer.writerows(self.rows)
-        return out.getvalue()
+            lines += ["", f'<small class="ra-export">Download: {safe.link("CSV", csv_link)} · '
+                      f"{safe.link('JSON', json_link)}</small>"]  # fmt: skip
+        return safe.Md("\n".join(lines), "")
 
 
 def cell_for(result: RecipeResult, value: float | None, page: str, best: bool) -> Cell:
@@ -130,18 +124,18 @@ def cell_for(result: RecipeResult, value: float | None, page: str, best: bool) -
     support = result.capability.support
     if value is None or support is Support.IMPOSSIBLE:
         return Cell("—", link, support.value)
-    text = fmt_speedup(value)
+    text = safe.concat(fmt_speedup(value))
     if support is Support.HYPOTHETICAL:
-        text = f"*{text}*†"
+        text = safe.concat(safe.emphasis(text), "†")
     if best:
-        text = f"**{text}**"
+        text = safe.strong(text)
     return Cell(text, link, support.value, best)
 
 
 def matrix_table(atlas: Atlas, mode: Mode, shape_set: str, page: str) -> Table:
     """GPU x recipe speedups of ``mode`` at a shape set; best native per row in bold."""
     recipes = atlas.recipes(mode)
-    header = ("GPU", *(r.name.replace("_", "_<wbr>") for r in recipes))
+    header = ("GPU", *(safe.breakable(r.name) for r in recipes))
     table = Table(header)
     for gpu in atlas.gpus:
         results = atlas.for_gpu(gpu.name, mode)
@@ -152,8 +146,8 @@ def matrix_table(atlas: Atlas, mode: Mode, shape_set: str, page: str) -> Table:
         for value, result in zip(values, results, strict=True):
             is_best = best is not None and best > 1 and value == best and result.native
             cell = cell_for(result, value, page, is_best)
-            cells.append(f"[{cell.text}]({cell.link})")
-        table.rows.append((f"[{gpu.name}]({rel(gpu_page(gpu), page)})", *cells))
+            cells.append(safe.link(cell.text, cell.link))
+        table.rows.append((safe.link(gpu.name, rel(gpu_page(gpu), page)), *cells))
     return table
 
 
@@ -166,7 +160,7 @@ def break_even_table(results: list[RecipeResult], page: str, fusion: bool = Fals
         if not r.computable:
             table.rows.append(
                 (
-                    f"[{r.recipe.name}]({link})",
+                    safe.link(r.recipe.name, link),
                     SUPPORT_BADGE[r.capability.support],
                     *("—" for _ in config.BREAK_EVEN_KN),
                 )
@@ -175,7 +169,7 @@ def break_even_table(results: list[RecipeResult], page: str, fusion: bool = Fals
         curves = r.curves_fused if fusion else r.curves
         table.rows.append(
             (
-                f"[{r.recipe.name}]({link})",
+                safe.link(r.recipe.name, link),
                 SUPPORT_BADGE[r.capability.support],
                 *(fmt_m(break_even_m(curves[kn])) for kn in config.BREAK_EVEN_KN),
             )
@@ -203,7 +197,7 @@ def ranked_table(results: list[RecipeResult], page: str) -> Table:
         table.rows.append(
             (
                 str(rank),
-                f"[{r.recipe.name}]({link})",
+                safe.link(r.recipe.name, link),
                 SUPPORT_BADGE[r.capability.support],
                 fmt_speedup(r.aggregate_speedup("llama")),
                 *(fmt_speedup(v) for v in r.speedup_at("llama")),
@@ -216,7 +210,7 @@ def ranked_table(results: list[RecipeResult], page: str) -> Table:
             table.rows.append(
                 (
                     "—",
-                    f"[{r.recipe.name}]({link})",
+                    safe.link(r.recipe.name, link),
                     "not computable",
                     *("—" for _ in range(len(llama.shapes) + 2)),
                 )

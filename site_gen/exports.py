@@ -22,29 +22,22 @@ import datetime
 import io
 import json
 import posixpath
-import re
 from collections.abc import Iterator
 from typing import Any
 
 from roofline.evaluate import columns_for
 from roofline.formulas import MODEL_VERSION
 from roofline.specs import GpuSpec, json_schema
-from site_gen import config
+from site_gen import config, safe
 from site_gen.context import Table, rel
 from site_gen.gather import Atlas, table_sets
 
 GEN = config.GENERATED_DIRNAME
 DATA_DIR = f"{GEN}/data"
 
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
-
-
 def plain(cell: object) -> object:
-    """A cell without Markdown decoration: ``[B200](x.md)`` -> ``B200``, no ``**``/``<wbr>``."""
-    if not isinstance(cell, str):
-        return cell
-    text = _LINK.sub(r"\1", cell).replace("<wbr>", "").replace("**", "")
-    return text.replace("\\|", "|")
+    """A cell as data: a link's text, a code span's content (:func:`site_gen.safe.plain`)."""
+    return safe.plain(cell)
 
 
 def _json_default(value: Any) -> Any:
@@ -71,9 +64,9 @@ def table_csv(table: Table) -> str:
     """CSV with a header row; floats as repr."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([plain(h) for h in table.header])
+    writer.writerow([safe.csv_cell(plain(h)) for h in table.header])
     for row in table_rows(table):
-        writer.writerow([repr(c) if isinstance(c, float) else c for c in row])
+        writer.writerow([repr(c) if isinstance(c, float) else safe.csv_cell(c) for c in row])
     return out.getvalue()
 
 
@@ -195,7 +188,8 @@ def data_files(atlas: Atlas) -> dict[str, str]:
                     writer.writeheader()
                     for row in rows:
                         writer.writerow(
-                            {k: repr(v) if isinstance(v, float) else v for k, v in row.items()}
+                            {k: repr(v) if isinstance(v, float) else safe.csv_cell(v)
+                             for k, v in row.items()}
                         )
                     files[f"{stem}.csv"] = out.getvalue()
                     entry["json"] = f"{stem.removeprefix(DATA_DIR + '/')}.json"

@@ -20,7 +20,14 @@ from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.shapes import Shape, llama, pow2
 from roofline.specs import GpuSpec, SpecDatabase
 from site_gen import config
-from site_gen.cache import BuildCache, digest, files_digest, gpu_digest, model_digest
+from site_gen.cache import (
+    BuildCache,
+    digest,
+    files_digest,
+    gpu_digest,
+    model_digest,
+    tool_versions,
+)
 
 Columns = dict[str, np.ndarray]
 FUSIONS: tuple[bool, ...] = (False, True)
@@ -170,8 +177,9 @@ def _gather_code_digest() -> str:
 
 
 def _evaluation_key(gpu: GpuSpec, mode: Mode, recipe: Recipe) -> str:
+    # tool_versions: a numpy upgrade may change the last bits of an evaluation.
     return digest("evaluation", model_digest(), _gather_code_digest(), gpu_digest(gpu),
-                  mode.value, recipe.name)  # fmt: skip
+                  mode.value, recipe.name, tool_versions())  # fmt: skip
 
 
 def gather(specs: SpecDatabase, cache: BuildCache | None = None) -> Atlas:

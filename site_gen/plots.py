@@ -56,6 +56,9 @@ RC = {
     "axes.spines.right": False,
     "path.simplify": True,
     "axes.titley": 1.01,  # fixed title position: skips a costly layout pass per chart
+    # Titles and legends carry GPU names from spec files: a "$" must stay a dollar sign,
+    # never start mathtext (which would fail the build or draw something else).
+    "text.parse_math": False,
 }
 plt.rcParams.update(RC)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 from roofline.errors import RooflineError
@@ -19,6 +21,16 @@ _PLOTTERS = {
     "decision": plots.decision_svg,
     "compare": plots.compare_svg,
 }
+
+
+def close_inherited(fd: int) -> None:
+    """Pool initializer: close the build lock's descriptor the worker inherited by fork.
+
+    The lock stays held by the parent; a worker that outlives a killed build then
+    cannot keep the build root locked.
+    """
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 def draw(job: PlotJob) -> list[tuple[str, str]]:

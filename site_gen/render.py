@@ -13,6 +13,7 @@ from typing import Any
 
 import jinja2
 import numpy as np
+from markupsafe import Markup
 
 from roofline.capability import Support, matrix
 from roofline.diff import fmt_m, fmt_speedup, fmt_value
@@ -20,7 +21,7 @@ from roofline.formulas import MODEL_VERSION
 from roofline.history import HistoryEntry, SpecHistory
 from roofline.recipes import FORMATS, RECIPE_LIST, Mode, Recipe
 from roofline.specs import GPU_KEYS, TOP_KEYS, GpuSpec
-from site_gen import calculator, config, exports
+from site_gen import calculator, config, exports, safe
 from site_gen import context as ctx
 from site_gen.formulas import (
     Formula,
@@ -50,14 +51,29 @@ class PlotJob:
 
 
 def environment() -> jinja2.Environment:
-    """The Jinja environment: templates from ``site_gen/templates``, StrictUndefined."""
+    """The Jinja environment: templates from ``site_gen/templates``, StrictUndefined.
+
+    Every ``{{ value }}`` is escaped as Markdown text (:func:`site_gen.safe.md_text`)
+    unless it is markup built by :mod:`site_gen.safe` or a macro: autoescape plus a
+    ``finalize`` hook make :mod:`site_gen.safe` the one place where strings become page
+    text. ``join`` escapes its items the same way; ``path`` passes a relative link target
+    of the site and ``external_link`` an http(s) URL (both refuse anything else).
+    """
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("site_gen", "templates"),
         undefined=jinja2.StrictUndefined,
-        autoescape=False,
+        autoescape=True,
+        finalize=safe.environment_finalize,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+    )
+    env.filters.update(
+        join=safe.md_join,
+        path=lambda target: Markup(safe.site_path(target)),
+        external_link=safe.external_link,
+        code=safe.code,
+        attribute=safe.attribute,
     )
     env.globals.update(model_version=MODEL_VERSION, config=config)
     return env
@@ -160,7 +176,7 @@ class Renderer:
         page = "index.md"  # links are relative to the page that includes the snippet
         best_rows = []
         for gpu in self.atlas.gpus:
-            row = [f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})"]
+            row = [safe.link(gpu.name, ctx.rel(ctx.gpu_page(gpu), page))]
             for mode in config.MODES:
                 best = best_at_canonical(self.atlas, gpu.name, mode)
                 if best is None:
@@ -168,7 +184,7 @@ class Renderer:
                 else:
                     link = ctx.rel(ctx.recipe_result_page(gpu, mode, best.recipe.name), page)
                     speedup = ctx.fmt_speedup(float(best.speedup_at("canonical")[0]))
-                    row.append(f"[{best.recipe.name}, {speedup}]({link})")
+                    row.append(safe.link(f"{best.recipe.name}, {speedup}", link))
             best_rows.append(tuple(row))
         best_table = ctx.Table(("GPU", "best training recipe", "best inference recipe"), best_rows)
         matrices = {
@@ -203,7 +219,7 @@ class Renderer:
         for gpu in self.atlas.gpus:
             table.rows.append(
                 (
-                    f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})",
+                    safe.link(gpu.name, ctx.rel(ctx.gpu_page(gpu), page)),
                     gpu.vendor or "—",
                     gpu.architecture or "—",
                     _tflops(gpu.bf16_peak_tops),
@@ -366,7 +382,7 @@ class Renderer:
         for r in RECIPE_LIST:
             table.rows.append(
                 (
-                    f"[{r.name}]({ctx.rel(ctx.recipe_page(r.name), page)})",
+                    safe.link(r.name, ctx.rel(ctx.recipe_page(r.name), page)),
                     r.family.value,
                     r.native_format,
                     ", ".join(m.value for m in r.modes),
@@ -408,12 +424,13 @@ class Renderer:
             for r in results:
                 link = ctx.rel(ctx.recipe_result_page(r.gpu, mode, recipe.name), page)
                 if not r.computable:
-                    table.rows.append((f"[{r.gpu.name}]({link})", "not computable", "—", "—", "—"))
+                    gpu_link = safe.link(r.gpu.name, link)
+                    table.rows.append((gpu_link, "not computable", "—", "—", "—"))
                     continue
                 summary = ctx.speedup_summary(r)
                 table.rows.append(
                     (
-                        f"[{r.gpu.name}]({link})",
+                        safe.link(r.gpu.name, link),
                         ctx.SUPPORT_BADGE[r.capability.support],
                         summary["canonical"],
                         summary["llama"],
@@ -452,7 +469,9 @@ class Renderer:
 
         symbols = ctx.Table(("symbol", "spec key", "meaning", "unit"))
         for hw in HARDWARE_SYMBOLS:
-            symbols.rows.append((f"${hw.latex}$", f"`{hw.spec_key}`", hw.description, hw.unit))
+            symbols.rows.append(
+                (safe.math(hw.latex), safe.code(hw.spec_key), hw.description, hw.unit)
+            )
         self.page(
             f"{GEN}/methodology.md",
             "methodology.md.j2",
@@ -492,24 +511,24 @@ class Renderer:
             choices = f" (one of: {', '.join(spec.choices)})" if spec.choices else ""
             keys.rows.append(
                 (
-                    f"`{key}`",
+                    safe.code(key),
                     spec.kind,
                     "yes" if spec.required else "no",
                     spec.description + choices,
                 )
             )
-        top = ctx.Table(("key", "description"), [(f"`{k}`", v) for k, v in TOP_KEYS.items()])
+        top = ctx.Table(("key", "description"), [(safe.code(k), v) for k, v in TOP_KEYS.items()])
         caps = matrix(self.atlas.specs)
         symbols = {
             Support.NATIVE: "✓ native",
             Support.HYPOTHETICAL: "~ hypothetical",
             Support.IMPOSSIBLE: "✗",
         }
-        cap_table = ctx.Table(("GPU", *(r.name.replace("_", "_<wbr>") for r in RECIPE_LIST)))
+        cap_table = ctx.Table(("GPU", *(safe.breakable(r.name) for r in RECIPE_LIST)))
         for gpu in self.atlas.gpus:
             cap_table.rows.append(
                 (
-                    f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})",
+                    safe.link(gpu.name, ctx.rel(ctx.gpu_page(gpu), page)),
                     *(symbols[caps[gpu.name][r.name].support] for r in RECIPE_LIST),
                 )
             )
@@ -533,7 +552,7 @@ class Renderer:
         entries = [_history_entry(e) for e in self.history.entries]
         self.page(f"{GEN}/changes.md", "changes.md.j2", entries=entries,
                   note=self.history.note, spec_path=self.history.path,
-                  truncated=self.history.truncated)  # fmt: skip
+                  truncated=self.history.truncated, shallow=self.history.shallow)  # fmt: skip
 
     def nav(self) -> dict[str, Any]:
         """The GPUs and Recipes sections, for ``docs/hooks.py``."""
@@ -549,7 +568,8 @@ class Renderer:
                         ]
                     }
                 )
-            gpus.append({gpu.name: entries})
+            # mkdocs prints nav titles into the HTML as they are: escape them here.
+            gpus.append({str(safe.md_text(gpu.name)): entries})
         recipes: list[Any] = [f"{GEN}/recipes/index.md"]
         recipes += [{r.name: ctx.recipe_page(r.name)} for r in RECIPE_LIST]
         return {"GPUs": gpus, "Recipes": recipes}
@@ -602,12 +622,12 @@ def _spec_rows(gpu: GpuSpec) -> ctx.Table:
         ("native formats", "native_formats", ", ".join(gpu.native_formats) or "none"),
     )
     for label, key, value in rows:
-        table.rows.append((label, f"`{key}`", value))
+        table.rows.append((label, safe.code(key), value))
     for dtype, tflops in gpu.measured_matmul_tflops.items():
         table.rows.append(
             (
                 f"measured matmul, {dtype} (context only)",
-                "`measured_matmul_tflops`",
+                safe.code("measured_matmul_tflops"),
                 f"{tflops:g} TFLOP/s",
             )
         )
@@ -633,7 +653,7 @@ def _side_by_side(gpus: list[GpuSpec], page: str) -> ctx.Table:
         ridge = gpu.ridge_point_flop_per_byte("bf16_peak_tops") or 0.0
         table.rows.append(
             (
-                f"[{gpu.name}]({ctx.rel(ctx.gpu_page(gpu), page)})",
+                safe.link(gpu.name, ctx.rel(ctx.gpu_page(gpu), page)),
                 _tflops(gpu.bf16_peak_tops),
                 _tflops(gpu.fp8_peak_tops),
                 _tflops(gpu.fp4_peak_tops),
@@ -658,8 +678,8 @@ def _kernel_rows(recipe: Recipe, mode: Mode) -> ctx.Table:
                 str(i),
                 kernel.role.value,
                 kernel.description,
-                f"${latex_of(kernel.read_bytes)}$",
-                f"${latex_of(kernel.write_bytes)}$",
+                safe.math(latex_of(kernel.read_bytes)),
+                safe.math(latex_of(kernel.write_bytes)),
                 "yes" if mode is Mode.TRAINING and kernel.fuses_under_fusion else "no",
             )
         )
@@ -680,7 +700,7 @@ def _headline(summary: dict[str, str]) -> ctx.Table:
     kn = config.CANONICAL_KN
     header = (f"M = {config.CANONICAL_M}, K = N = {kn}", "with fusion",
               "llama shapes (all four)", f"break-even M at K = N = {kn}")  # fmt: skip
-    row = (f"**{summary['canonical']}**", summary["canonical_fused"], summary["llama"],
+    row = (safe.strong(summary["canonical"]), summary["canonical_fused"], summary["llama"],
            summary["break_even"])  # fmt: skip
     return ctx.Table(header, [row])
 
@@ -730,7 +750,7 @@ def _history_entry(entry: HistoryEntry) -> dict[str, Any]:
         return out
     if diff.fields:
         out["fields"] = ctx.Table(("GPU", "field", "old", "new"), [
-            (c.gpu, f"`{c.field}`", fmt_value(c.old), fmt_value(c.new)) for c in diff.fields
+            (c.gpu, safe.code(c.field), fmt_value(c.old), fmt_value(c.new)) for c in diff.fields
         ])  # fmt: skip
     if diff.flips:
         out["flips"] = ctx.Table(("GPU", "mode", "was", "now"), [

@@ -41,9 +41,15 @@ def _markdown_tables(text: str) -> list[list[list[str]]]:
 
 
 def _plain(cell: str) -> str:
-    from site_gen.exports import plain
+    """What a reader sees of a Markdown cell: rendered, tags dropped, entities decoded."""
+    import html
 
-    return str(plain(cell))
+    import markdown
+
+    rendered = markdown.markdown(cell, extensions=["pymdownx.arithmatex"],
+                                 extension_configs={"pymdownx.arithmatex": {"generic": True}})
+    text = html.unescape(re.sub(r"<[^>]+>", "", rendered)).strip()
+    return text.removeprefix("\\(").removesuffix("\\)")
 
 
 def test_every_table_has_csv_and_json_that_match_the_page(pages: dict[str, str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import warnings
@@ -76,3 +77,93 @@ def test_script_defines_every_model():
         for mode in recipe.modes:
             assert json.dumps(model_key(mode.value, recipe.name, True)) in text
     assert "Math.max(" in text and "Math.floor(" in text
+
+
+# -- the calculator's data.js: what the page checks a link against ---------------------------
+
+
+@pytest.fixture(scope="module")
+def calculator_data() -> dict:
+    from site_gen.calculator import calculator_data
+
+    return calculator_data(load_specs())
+
+
+def _fill(template: str, **values: str) -> str:
+    """calculator.js's fill: ``{key}`` replaced, ``{{``/``}}`` literal braces."""
+    return re.sub(r"\{\{|\}\}|\{(\w+)\}",
+                  lambda m: values.get(m[1], m[0]) if m[1] else m[0][0], template)  # fmt: skip
+
+
+def _without_guess(message: str) -> str:
+    """The CLI's message less its "Did you mean ...?" (the page lists the choices only)."""
+    return re.sub(r"\. Did you mean .*\?$", "", message)
+
+
+def test_calculator_data_carries_the_lint_ranges(calculator_data):
+    from roofline.specs import GPU_KEYS, LAUNCH_OVERHEAD_RANGE
+
+    keys = [h["key"] for h in calculator_data["hardware"]]
+    assert "kernel_launch_overhead_s" in keys and "bf16_peak_tops" in keys
+    for h in calculator_data["hardware"]:
+        launch = h["key"] == "kernel_launch_overhead_s"
+        want = LAUNCH_OVERHEAD_RANGE if launch else GPU_KEYS[h["key"]].range
+        assert h["range"] == {"low": want.low, "high": want.high,
+                              "low_inclusive": want.low_inclusive,
+                              "high_inclusive": want.high_inclusive}, h["key"]  # fmt: skip
+
+
+HOSTILE_NAMES = ["__proto__", "constructor", "toString", "hasOwnProperty",
+                 "<img src=x onerror=alert(1)>", "it's \"x\"", "{name}"]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_calculator_unknown_name_messages_are_the_clis(calculator_data, name):
+    from roofline.errors import UnknownNameError
+    from roofline.recipes import Mode, get_recipe
+
+    messages = calculator_data["unknown"]
+    with pytest.raises(UnknownNameError) as err:
+        Mode.parse(name)
+    assert _fill(messages["mode"], name=repr(name)) == _without_guess(str(err.value))
+    for mode in ("training", "inference"):
+        with pytest.raises(UnknownNameError) as err:
+            get_recipe(name, mode)
+        assert _fill(messages["recipe"][mode], name=repr(name)) == _without_guess(str(err.value))
+    gpus = ", ".join(sorted(g["name"] for g in calculator_data["gpus"]))
+    assert _fill(messages["gpu"], name=repr(name)) == f"unknown GPU {name!r}; valid: {gpus}"
+
+
+def test_calculator_names_recipes_modelled_elsewhere(calculator_data):
+    from roofline.errors import UnknownNameError
+    from roofline.recipes import get_recipe
+
+    elsewhere = calculator_data["unknown"]["recipe_mode"]
+    for mode, names in calculator_data["modes"].items():
+        others = {r.name for r in RECIPE_LIST} - set(names)
+        assert set(elsewhere[mode]) == others
+        for recipe in others:
+            with pytest.raises(UnknownNameError) as err:
+                get_recipe(recipe, mode)
+            assert _fill(elsewhere[mode][recipe]) == str(err.value)
+
+
+def test_calculator_dimension_limit_is_the_clis(calculator_data):
+    from roofline.errors import ShapeError
+    from roofline.evaluate import as_shape_array
+
+    shape = calculator_data["shape"]
+    as_shape_array("M", shape["max"])  # the largest accepted
+    with pytest.raises(ShapeError) as err:
+        as_shape_array("M", shape["max"] + 1)
+    assert _fill(shape["too_large"], dim="M", value=repr(shape["max"] + 1)) == str(err.value)
+
+
+def test_calculator_templates_keep_braces_of_gpu_names():
+    from roofline.specs import GpuSpec, SpecDatabase
+    from site_gen.calculator import calculator_data
+
+    gpu = GpuSpec("Acme {name} }{ {{gpu}}", 1e15, 3e12, 0.8, 0.9, fp8_peak_tops=2e15)
+    data = calculator_data(SpecDatabase({gpu.name: gpu}, "test"))
+    filled = _fill(data["unknown"]["gpu"], name="'{gpu}'")
+    assert filled == "unknown GPU '{gpu}'; valid: Acme {name} }{ {{gpu}}"

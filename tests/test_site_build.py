@@ -72,9 +72,10 @@ def test_failed_builds_leave_the_previous_site_intact(tmp_path: Path) -> None:
     page.write_text(page.read_text() + "\n[dead](no-such-page.md)\n")
     with pytest.raises(RooflineError, match="stage mkdocs") as info:
         build_small_site(tmp_path)
-    assert "left exactly as it was" in str(info.value)
+    assert "left exactly as it was" in str(info.value) and "\n" not in str(info.value)
     assert _tree(site) == before
     assert not [p for p in site.parent.iterdir() if p.name.startswith(".site.")]
+    assert not [p for p in (tmp_path / "root").iterdir() if p.name.startswith(".roofline-build.tmp")]
 
 
 @pytest.mark.slow

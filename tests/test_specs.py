@@ -141,6 +141,16 @@ BROKEN_CASES = {
     "syntax_error.toml": (None, "line 4, column 23"),
     "efficiency_above_1.toml": ("pct_achievable_gemm_tops", "fraction in (0, 1]"),
     "colliding_prefix.toml": ("device_prefixes", "also used by 'First'"),
+    "non_finite_peak.toml": ("bf16_peak_tops", "received float nan"),
+    "overflowing_bandwidth.toml": ("peak_mem_bw_bytes_sec", "received float inf"),
+    "empty_name.toml": ("name", "expected a non-empty name"),
+    "empty_prefix.toml": ("device_prefixes", "matches every query"),
+    "long_name.toml": ("name", "at most 64 characters, received 65 characters"),
+    "slug_collision.toml": ("name", "slug 'acme-x1', also the slug of 'Acme X1'"),
+    "emoji_name.toml": ("name", "whose page slug is empty"),
+    "markup_name.toml": ("name", "with '<' at index 0"),
+    "javascript_url.toml": ("sources[0].url", "with '>' at index 21"),
+    "terminal_escape.toml": ("name", "with '\\x1b' at index 5"),
 }
 
 

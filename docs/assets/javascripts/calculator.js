@@ -5,11 +5,28 @@
  *
  * Contract: state in the query string (?gpu=&mode=&recipe=&M=&K=&N=&fusion=0|1 and any
  * spec key as an override, in SI units); each output carries data-column (or data-term)
- * and data-value (full precision). */
+ * and data-value (full precision).
+ *
+ * The query string is attacker-controlled (anyone can send a link): every value is looked
+ * up as an own property only (so "__proto__" or "constructor" is just an unknown name),
+ * checked against the names, dimension limit and spec-lint ranges in data.js, and shown
+ * back only through textContent. A value that fails is reported in a role="alert" box
+ * with the CLI's message and replaced by the default, so the calculator keeps working. */
 (function () {
   "use strict";
 
   var loading = null;
+  var hasOwn = Object.prototype.hasOwnProperty;
+  // What the CLI's shape parser accepts: a plain decimal number (no hex, no "Infinity").
+  var NUMBER = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:[eE]([+-]?\d+))?$/;
+  // A hostile name is shown cut to 60 characters, as the spec lint shows values; a bad
+  // dimension as roofline.shapes shows it (at most 40).
+  var SHOWN_MAX = 60;
+
+  // obj[key] when obj itself has key, else undefined: never an inherited Object member.
+  function own(obj, key) {
+    return obj !== null && obj !== undefined && hasOwn.call(obj, key) ? obj[key] : undefined;
+  }
 
   function loadScript(src) {
     return new Promise(function (resolve, reject) {
@@ -35,9 +52,10 @@
 
   function evaluateColumns(key, mode, M, K, N, hw) {
     var models = window.RooflineModels;
-    var model = models.models[key];
+    var model = own(models.models, key);
+    if (!model) throw new Error("no generated model " + key);
     var times = model.times(M, K, N, hw);
-    var T = {};
+    var T = Object.create(null);
     model.meta.terms.forEach(function (t) {
       T[t.quantity] = T[t.quantity] === undefined ? times[t.key] : T[t.quantity] + times[t.key];
     });
@@ -47,9 +65,10 @@
       if (q !== "speedup" && T[q] === undefined) T[q] = 0;  // e.g. no bf16 activation
     });
     T.speedup = model.speedup(T);
-    var out = { fwd_M: M, fwd_K: K, fwd_N: N };
+    var out = Object.create(null);
+    out.fwd_M = M; out.fwd_K = K; out.fwd_N = N;
     spec.columns[mode].slice(3).forEach(function (c) {
-      if (spec.sums[c]) {
+      if (own(spec.sums, c)) {
         var qs = spec.sums[c];
         var total = T[qs[0]];
         for (var i = 1; i < qs.length; i++) total = total + T[qs[i]];
@@ -66,21 +85,90 @@
   function el(tag, attrs, children) {
     var node = document.createElement(tag);
     Object.keys(attrs || {}).forEach(function (k) {
-      if (k === "text") node.textContent = attrs[k];
-      else if (k === "html") node.innerHTML = attrs[k];
+      if (k === "text") node.textContent = attrs[k];  // never innerHTML: values may be hostile
       else node.setAttribute(k, attrs[k]);
     });
     (children || []).forEach(function (c) { if (c) node.appendChild(c); });
     return node;
   }
 
+  // A template of site_gen.calculator._template: {name} filled in, {{ and }} literal braces.
+  // One pass, so a filled-in value (from the link) is never expanded itself.
   function fill(template, values) {
-    return template.replace(/\{(\w+)\}/g, function (m, k) { return values[k]; });
+    return template.replace(/\{\{|\}\}|\{(\w+)\}/g, function (m, k) {
+      if (k === undefined) return m[0];
+      return hasOwn.call(values, k) ? values[k] : m;
+    });
   }
 
-  function pyRepr(text) {  // Python's repr of a str, as the CLI's message shows it
+  function hex(code, width) {
+    var digits = code.toString(16);
+    while (digits.length < width) digits = "0" + digits;
+    return digits;
+  }
+
+  // Python's repr of a str, as the CLI's messages show it: control, format (bidi) and
+  // separator characters escaped, so a hostile value cannot disguise the message.
+  function pyRepr(text) {
+    text = String(text);
     var quote = text.indexOf("'") >= 0 && text.indexOf('"') < 0 ? '"' : "'";
-    return quote + text.replace(/\\/g, "\\\\") + quote;
+    var named = { "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+    var body = text.replace(/[\\'"]|(?! )[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Z}]/gu, function (c) {
+      if (hasOwn.call(named, c)) return named[c];
+      if (c === "'" || c === '"') return c === quote ? "\\" + c : c;
+      var code = c.codePointAt(0);
+      if (code <= 0xff) return "\\x" + hex(code, 2);
+      return code <= 0xffff ? "\\u" + hex(code, 4) : "\\U" + hex(code, 8);
+    });
+    return quote + body + quote;
+  }
+
+  function shown(text) {  // pyRepr, cut to fewer than SHOWN_MAX characters
+    var r = pyRepr(text);
+    return r.length < SHOWN_MAX ? r : r.slice(0, SHOWN_MAX - 3) + "...";
+  }
+
+  function shownDim(text) {  // roofline.shapes._shown: the repr, cut to at most 40
+    var r = pyRepr(text);
+    return r.length <= 40 ? r : r.slice(0, 37) + "...";
+  }
+
+  function fmtG(x) {  // Python's format(x, "g"), as NumberRange.text() writes the bounds
+    if (x === 0 || !isFinite(x)) return String(x);
+    var exp = Number(x.toExponential(5).split("e")[1]);
+    var parts = (exp < -4 || exp >= 6 ? x.toExponential(5) : x.toPrecision(6)).split("e");
+    var mantissa = parts[0].indexOf(".") >= 0 ? parts[0].replace(/\.?0+$/, "") : parts[0];
+    if (parts.length === 1) return mantissa;
+    var digits = parts[1].replace(/^[+-]/, "");  // Python pads the exponent to two digits
+    var sign = parts[1][0] === "-" ? "-" : "+";
+    return mantissa + "e" + sign + (digits.length < 2 ? "0" : "") + digits;
+  }
+
+  function inRange(range, v) {  // a NumberRange of roofline.specs; null: unbounded end
+    if (range.low !== null && (range.low_inclusive ? v < range.low : v <= range.low)) return false;
+    return !(range.high !== null && (range.high_inclusive ? v > range.high : v >= range.high));
+  }
+
+  function rangeText(range, scale) {  // "(0, 1]" in the unit of scale
+    return (range.low_inclusive ? "[" : "(") +
+      (range.low === null ? "-inf" : fmtG(range.low / scale)) + ", " +
+      (range.high === null ? "inf" : fmtG(range.high / scale)) +
+      (range.high_inclusive ? "]" : ")");
+  }
+
+  // Decimal text times scale (a power of ten) by moving the exponent, so "0.3" µs is
+  // exactly 3e-7 s (as Python would read it), not 0.3 * 1e-6 = 2.9999999999999997e-7.
+  function scaled(text, scale) {
+    var m = NUMBER.exec(text);
+    return Number(m[1] + "e" + (Number(m[2] || 0) + Math.round(Math.log10(scale))));
+  }
+
+  // An override as typed (text, in the unit of scale): {value} in SI, or {error}.
+  function overrideValue(h, text, scale, unit) {
+    var numeric = NUMBER.test(text), v = numeric ? scaled(text, scale) : NaN;
+    if (numeric && isFinite(v) && inRange(h.range, v)) return { value: v };
+    return { error: h.key + " must be a number in " + rangeText(h.range, scale) +
+      (unit ? " " + unit : "") + ", got " + (numeric ? String(Number(text)) : shown(text)) };
   }
 
   function fmtSeconds(s) {
@@ -123,7 +211,7 @@
   Calculator.prototype.build = function () {
     var self = this, d = this.data;
     var host = this.host;
-    host.innerHTML = "";
+    host.textContent = "";
     this.gpu = el("select", { name: "gpu", "aria-label": "GPU" });
     d.gpus.forEach(function (g) { self.gpu.appendChild(el("option", { value: g.name, text: g.name })); });
     this.mode = el("select", { name: "mode", "aria-label": "mode" });
@@ -142,7 +230,8 @@
     var overrideFields = d.hardware.map(function (h) {
       var input = el("input", { type: "text", inputmode: "decimal", name: h.key, autocomplete: "off" });
       self.overrides[h.key] = input;
-      return self.field(h.description, input, h.unit + " · " + h.key);
+      return self.field(h.description, input,
+                        h.unit + " · " + h.key + " · " + rangeText(h.range, h.scale));
     });
 
     var model = el("fieldset", { class: "ra-calc-group" }, [
@@ -166,6 +255,7 @@
     this.share = el("button", { type: "button", class: "ra-copy", text: "Copy link" });
     host.appendChild(el("form", { class: "ra-calc-form", autocomplete: "off" },
                         [model, shape, this.overrideBox]));
+    this.alert = null;  // the box listing the link's rejected values (showProblems)
     host.appendChild(this.status);
     host.appendChild(this.results);
     host.appendChild(el("div", { class: "ra-calc-cli" }, [
@@ -191,11 +281,13 @@
     });
   };
 
+  // The mode's recipes as options; wanted if the mode has it, else the default recipe.
   Calculator.prototype.fillRecipes = function (wanted) {
-    var self = this, names = this.data.modes[this.mode.value] || [];
-    this.recipe.innerHTML = "";
+    var self = this, names = own(this.data.modes, this.mode.value) || [];
+    var usual = this.data.defaults.recipe, fallback = names.indexOf(usual) >= 0 ? usual : names[0];
+    this.recipe.textContent = "";
     names.forEach(function (n) { self.recipe.appendChild(el("option", { value: n, text: n })); });
-    this.recipe.value = names.indexOf(wanted) >= 0 ? wanted : names[0];
+    this.recipe.value = names.indexOf(wanted) >= 0 ? wanted : fallback;
   };
 
   Calculator.prototype.gpuData = function () {
@@ -211,27 +303,77 @@
     });
   };
 
+  // The CLI's message when text is not a dimension evaluate accepts, else null.
+  Calculator.prototype.dimProblem = function (dim, text) {
+    var shape = this.data.shape, numeric = NUMBER.test(text), value = Number(text);
+    var values = { dim: dim, value: numeric ? String(value) : shownDim(text) };
+    if (!numeric || !isFinite(value) || value <= 0 || Math.round(value) !== value) {
+      return fill(shape.positive, values);
+    }
+    return value > shape.max ? fill(shape.too_large, values) : null;
+  };
+
+  // Set the form from the query string (then the widget's data-* defaults, then data.js's).
+  // Each value that is not valid is reported by showProblems and the default used instead.
   Calculator.prototype.readState = function () {
     var q = new URLSearchParams(window.location.search), d = this.data, host = this.host;
-    var pick = function (key) { return q.has(key) ? q.get(key) : (host.dataset[key] || d.defaults[key]); };
-    var gpu = pick("gpu"), lower = String(gpu).toLowerCase();
-    var match = d.gpus.filter(function (g) { return g.name.toLowerCase() === lower || g.slug === lower; })[0];
+    var self = this, problems = [];
+    var report = function (param, text) { problems.push({ param: param, text: text }); };
+    var given = function (key) { return q.has(key) && q.get(key).trim() !== ""; };  // "": absent
+    var pick = function (key) {
+      return String(given(key) ? q.get(key).trim() : (own(host.dataset, key) || d.defaults[key]));
+    };
+    var gpu = pick("gpu"), lower = gpu.toLowerCase();
+    var match = d.gpus.filter(function (g) {
+      return g.name.toLowerCase() === lower || g.slug === lower;
+    })[0];
+    if (!match) report("gpu", fill(d.unknown.gpu, { name: shown(gpu) }));
     this.gpu.value = match ? match.name : d.defaults.gpu;
-    var mode = String(pick("mode")).toLowerCase();
-    this.mode.value = d.modes[mode] ? mode : d.defaults.mode;
-    var recipe = String(pick("recipe")).toLowerCase();
-    this.fillRecipes(d.aliases[recipe] || recipe);
-    var self = this;
-    ["M", "K", "N"].forEach(function (dim) { self.dims[dim].value = pick(dim); });
-    this.fusion.checked = q.get("fusion") === "1" || q.get("fusion") === "true";
-    d.hardware.forEach(function (h) {
-      if (q.has(h.key) && q.get(h.key) !== "") {
-        var v = Number(q.get(h.key));
-        self.overrides[h.key].value = isFinite(v) ? String(+(v / h.scale).toPrecision(15)) : q.get(h.key);
-        self.overrideBox.open = true;
-      }
+    var mode = pick("mode");
+    var modeOk = hasOwn.call(d.modes, mode.toLowerCase());
+    if (!modeOk) report("mode", fill(d.unknown.mode, { name: shown(mode) }));
+    this.mode.value = modeOk ? mode.toLowerCase() : d.defaults.mode;
+    var recipe = pick("recipe"), lowered = recipe.toLowerCase();
+    var name = own(d.aliases, lowered) || lowered;
+    if (own(d.modes, this.mode.value).indexOf(name) < 0) {
+      var elsewhere = own(own(d.unknown.recipe_mode, this.mode.value), name);
+      var unknownRecipe = own(d.unknown.recipe, this.mode.value);
+      report("recipe", fill(elsewhere || unknownRecipe, { name: shown(recipe) }));
+    }
+    this.fillRecipes(name);
+    var fusion = given("fusion") ? q.get("fusion").trim() : "0";
+    var fused = own(d.fusion, fusion.toLowerCase());
+    if (fused === undefined) report("fusion", fill(d.unknown.fusion, { name: shown(fusion) }));
+    this.fusion.checked = fused === true;
+    ["M", "K", "N"].forEach(function (dim) {
+      var text = pick(dim), problem = self.dimProblem(dim, text);
+      if (problem) report(dim, problem);
+      self.dims[dim].value = problem ? String(d.defaults[dim]) : text;
+    });
+    d.hardware.forEach(function (h) {  // overrides are SI in the query string
+      if (!given(h.key)) return;
+      var got = overrideValue(h, q.get(h.key).trim(), 1, h.si_unit);
+      if (got.error) { report(h.key, got.error); return; }
+      self.overrides[h.key].value = String(+(got.value / h.scale).toPrecision(15));
+      self.overrideBox.open = true;
     });
     this.placeholders();
+    this.showProblems(problems);
+  };
+
+  // The link's rejected values, one paragraph each (textContent only: they echo the link).
+  Calculator.prototype.showProblems = function (problems) {
+    if (this.alert) this.alert.remove();
+    this.alert = null;
+    if (!problems.length) return;
+    var title = problems.length === 1 ? "A value in the link was ignored; the default is used" :
+      problems.length + " values in the link were ignored; the defaults are used";
+    this.alert = el("div", { class: "admonition warning ra-calc-error", role: "alert",
+                             "data-role": "message", "data-kind": "query" },
+      [el("p", { class: "admonition-title", text: title })].concat(problems.map(function (p) {
+        return el("p", { "data-param": p.param, text: p.text });
+      })));
+    this.host.insertBefore(this.alert, this.status);
   };
 
   Calculator.prototype.writeState = function (hw) {
@@ -253,13 +395,13 @@
       var text = self.overrides[h.key].value.trim();
       self.overrides[h.key].classList.remove("ra-invalid");
       if (text === "") return;
-      var v = Number(text);
-      if (!isFinite(v) || v <= 0) {
+      var got = overrideValue(h, text, h.scale, h.si_unit && h.unit);  // the display unit
+      if (got.error) {
         self.overrides[h.key].classList.add("ra-invalid");
-        errors.push(h.key + " must be a positive number, got " + pyRepr(text));
+        errors.push(got.error);
         return;
       }
-      hw[h.key] = v * h.scale;
+      hw[h.key] = got.value;
       overridden[h.key] = hw[h.key];
     });
     return { values: hw, overridden: overridden, errors: errors };
@@ -268,24 +410,19 @@
   // The checks of roofline.evaluate.evaluate, in its order, with the CLI's messages.
   Calculator.prototype.check = function (key, hw, dims) {
     var d = this.data, gpu = this.gpu.value;
-    var needs = d.needs[key];
+    var needs = own(d.needs, key) || [];
     for (var i = 0; i < needs.length; i++) {
-      var v = hw[needs[i]];
+      var v = own(hw, needs[i]);
       if (v === null || v === undefined) {
-        return { kind: "impossible", text: fill(d.missing[key][needs[i]], { gpu: gpu }) };
+        return { kind: "impossible", text: fill(own(d.missing, key)[needs[i]], { gpu: gpu }) };
       }
     }
     var names = ["M", "K", "N"];
     for (var j = 0; j < names.length; j++) {
-      var text = dims[names[j]];
-      var numeric = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text);
-      var value = Number(text);
-      if (!numeric || !isFinite(value) || value <= 0 || Math.round(value) !== value) {
-        var shown = numeric ? String(value) : pyRepr(text);
-        return { kind: "shape", text: fill(d.shape.positive, { dim: names[j], value: shown }) };
-      }
+      var problem = this.dimProblem(names[j], dims[names[j]]);
+      if (problem) return { kind: "shape", text: problem };
     }
-    var rules = d.shape.divisible[this.recipe.value] || [];
+    var rules = own(d.shape.divisible, this.recipe.value) || [];
     for (var r = 0; r < rules.length; r++) {
       var value = Number(dims[rules[r][0]]);
       if (value % rules[r][1] !== 0) return { kind: "shape", text: fill(rules[r][2], { value: value }) };
@@ -300,13 +437,16 @@
     var hw = this.hardware();
     var dims = {};
     ["M", "K", "N"].forEach(function (dim) { dims[dim] = self.dims[dim].value.trim(); });
-    if (write) this.writeState(hw);
+    if (write) {
+      this.writeState(hw);
+      this.showProblems([]);  // the link is rewritten from the form: its old problems are gone
+    }
     var cmd = 'roofline eval --gpu "' + this.gpu.value + '" --mode ' + mode + " --recipe " + recipe +
       " --shape " + dims.M + "," + dims.K + "," + dims.N + (fusion ? " --fusion" : "");
     this.command.textContent = cmd;
-    this.results.innerHTML = "";
-    this.status.innerHTML = "";
-    var problem = hw.errors.length ? { kind: "shape", text: hw.errors[0] } :
+    this.results.textContent = "";
+    this.status.textContent = "";
+    var problem = hw.errors.length ? { kind: "override", text: hw.errors[0] } :
       this.check(mode + "/" + recipe, hw.values, dims);
     if (problem) {
       this.status.appendChild(el("div", {
@@ -316,7 +456,7 @@
         "Not computable" : "Invalid input" }), el("p", { text: problem.text })]));
       return;
     }
-    var verdict = this.gpuData().capability[mode + "/" + recipe];
+    var verdict = own(this.gpuData().capability, mode + "/" + recipe);
     var badge = el("div", { class: "admonition " + (verdict[0] === "native" ? "success" : "warning"),
                             "data-role": "support", "data-support": verdict[0] },
                    [el("p", { class: "admonition-title", text: verdict[0] === "native" ? "Native" :
@@ -405,7 +545,8 @@
     });
   }
 
-  window.RooflineCalculator = { evaluateColumns: evaluateColumns };
+  // pyRepr and fmtG are exposed for the tests that compare them with Python's.
+  window.RooflineCalculator = { evaluateColumns: evaluateColumns, pyRepr: pyRepr, fmtG: fmtG };
   if (typeof document$ !== "undefined") document$.subscribe(start);
   else document.addEventListener("DOMContentLoaded", start);
 })();

@@ -51,6 +51,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_evaluate.py
 	$(BIN)/python benchmarks/bench_build.py
 	$(BIN)/python benchmarks/bench_shapes.py
+	$(BIN)/python benchmarks/bench_pages.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import os
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import sympy
 
 from roofline.capability import HypotheticalWarning, Support, require
 from roofline.errors import ShapeError
-from roofline.formulas import Quantity, RooflineModel, build_model
+from roofline.formulas import QUANTITY_SYMBOLS, Quantity, RooflineModel, build_model
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.shapes import dim_error, dim_in_range
 from roofline.specs import GpuSpec, SpecDatabase, load_specs
@@ -65,10 +64,16 @@ def columns_for(mode: Mode | str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class CompiledModel:
-    """A model whose terms are compiled to one numpy function."""
+    """A model whose terms are compiled to one numpy function, and its speedup to another.
+
+    The speedup function is lambdified from :attr:`RooflineModel.structured_speedup`, the
+    expression :mod:`roofline.jscode` prints for the calculator, so Python and the page
+    compute the speedup from the same formula.
+    """
 
     model: RooflineModel
     _fn: Any
+    _speedup_fn: Any
 
     def term_times(
         self, gpu: GpuSpec, m: np.ndarray, k: np.ndarray, n: np.ndarray
@@ -92,12 +97,8 @@ class CompiledModel:
             totals[term.quantity] = (
                 totals[term.quantity] + value if term.quantity in totals else value.copy()
             )
-        zero = np.zeros_like(totals[Quantity.BF16_GEMM])
-        baseline = totals[Quantity.BF16_GEMM] + totals.get(Quantity.BF16_OVERHEAD, zero)
-        totals.setdefault(Quantity.BF16_OVERHEAD, zero)
-        totals[Quantity.SPEEDUP] = baseline / (
-            totals[Quantity.LOWP_GEMM] + totals[Quantity.OVERHEAD]
-        )
+        totals.setdefault(Quantity.BF16_OVERHEAD, np.zeros_like(totals[Quantity.BF16_GEMM]))
+        totals[Quantity.SPEEDUP] = self._speedup_fn(*(totals[q] for q in QUANTITY_SYMBOLS))
         return totals
 
 
@@ -107,7 +108,10 @@ def _compile(mode: Mode, recipe: Recipe, fusion: bool) -> CompiledModel:
     args = [*SHAPE_SYMBOLS, *(hw.symbol for hw in HARDWARE_SYMBOLS)]
     exprs = [term.expr for term in model.terms]
     fn = sympy.lambdify(args, exprs, modules="numpy", cse=True)
-    return CompiledModel(model, fn)
+    speedup = sympy.lambdify(
+        list(QUANTITY_SYMBOLS.values()), model.structured_speedup, modules="numpy"
+    )
+    return CompiledModel(model, fn, speedup)
 
 
 def compile_model(mode: Mode | str, recipe: Recipe | str, fusion: bool = False) -> CompiledModel:
@@ -276,12 +280,3 @@ def evaluate_terms(
     recipe = get_recipe(recipe, mode)
     m, k, n = _checked_shapes(recipe, M, K, N)
     return _compile(mode, recipe, bool(fusion)).term_times(spec, m, k, n)
-
-
-def shapes_to_arrays(shapes: Sequence[tuple[int, int, int]]) -> tuple[np.ndarray, ...]:
-    """Split (M, K, N) triples into three int64 arrays."""
-    if not shapes:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    array = np.asarray(shapes, dtype=np.int64).reshape(-1, 3)
-    return array[:, 0], array[:, 1], array[:, 2]

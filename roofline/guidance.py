@@ -12,7 +12,13 @@ quote the same numbers:
   searched over :data:`BREAK_EVEN_M_GRID` (M = 16 ... 262144 in 1/16-octave steps) and
   interpolated linearly in log2 M between the two grid points around the crossing;
 * the **best recipe** at a shape: the fastest recipe the GPU runs *natively*, when its
-  speedup is > 1; otherwise stay in bf16.
+  speedup is > 1; otherwise stay in bf16 (:func:`best_of`, ties to the first recipe);
+* the **ranking** of recipes by a speedup, fastest first (:func:`rank_order`).
+
+The rules themselves (:func:`break_even_from_curve`, :func:`aggregate_speedup`,
+:func:`best_of`, :func:`pick_best`, :func:`rank_order`) work on numpy arrays, so the site
+(which evaluates larger grids once, in :mod:`site_gen.gather`) applies the very same
+rules to its own arrays.
 
 Every evaluation goes through :func:`roofline.evaluate.evaluate_columns`, one vectorised
 call per GPU x mode x recipe. Recipes the GPU cannot compute (a missing peak) are
@@ -21,6 +27,7 @@ skipped; hypothetical ones (computable, not native) are included and marked.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,6 +77,39 @@ def break_even_from_curve(speedup: np.ndarray, m: np.ndarray = BREAK_EVEN_M_GRID
     return float(2.0 ** (x0 + frac * (x1 - x0)))
 
 
+def baseline_time_s(columns: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The bf16 time per shape: its GEMMs plus, with inference fusion, its activation kernel."""
+    return columns["r_bf16_gemm_s"] + columns.get("r_bf16_ovhd_s", 0.0)
+
+
+def aggregate_speedup(columns: Mapping[str, np.ndarray], part: slice = slice(None)) -> float:
+    """Summed bf16 time over summed low-precision time across the shapes in ``part``.
+
+    The speedup of a set of GEMMs run together (the llama aggregate), not a mean of
+    per-GEMM speedups.
+    """
+    baseline = np.asarray(baseline_time_s(columns))[part]
+    return float(np.sum(baseline) / np.sum(columns["r_fp8_gemm_and_ovhd_s"][part]))
+
+
+def best_of(speedups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The winner along axis 0 of stacked speedups (one row per candidate recipe).
+
+    Returns (index, speedup) per remaining position: the index of the fastest candidate
+    (ties go to the first), or -1 where none is faster than bf16 (speedup 1.0 there).
+    """
+    stack = np.asarray(speedups, dtype=float)
+    best = np.argmax(stack, axis=0)
+    best_speedup = np.max(stack, axis=0)
+    faster = best_speedup > 1.0
+    return np.where(faster, best, -1), np.where(faster, best_speedup, 1.0)
+
+
+def rank_order(speedups: Sequence[float]) -> list[int]:
+    """Indices of ``speedups`` fastest first; equal speedups keep their order."""
+    return [int(i) for i in np.argsort(-np.asarray(speedups, dtype=float), kind="stable")]
+
+
 def _speedups(
     gpu: GpuSpec, mode: Mode, recipe: Recipe, m: Any, k: Any, n: Any, fusion: bool
 ) -> np.ndarray:
@@ -103,13 +143,13 @@ def native_recipes(gpu: GpuSpec, mode: Mode) -> list[Recipe]:
 def pick_best(speedups: dict[str, float]) -> tuple[str | None, float]:
     """The recipe with the highest speedup if it is > 1, else (None, 1.0) for bf16.
 
-    Ties go to the first recipe in ``speedups``' order (registry order).
+    Ties go to the first recipe in ``speedups``' order (registry order): :func:`best_of`.
     """
-    best_name, best = None, 1.0
-    for name, value in speedups.items():
-        if value > best:
-            best_name, best = name, value
-    return best_name, best
+    if not speedups:
+        return None, 1.0
+    names = list(speedups)
+    index, best = best_of(np.array(list(speedups.values())))
+    return (None, 1.0) if int(index) < 0 else (names[int(index)], float(best))
 
 
 def best_recipe(
@@ -181,8 +221,6 @@ def recipe_guidance(
     m, k, n = _points()
     cols = evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion)
     speedup = cols[SPEEDUP]
-    baseline = cols["r_bf16_gemm_s"] + cols.get("r_bf16_ovhd_s", 0.0)
-    lowp = cols["r_fp8_gemm_and_ovhd_s"]
     n_llama = len(llama())
     llama_part = slice(1, 1 + n_llama)
     size = len(BREAK_EVEN_M_GRID)
@@ -195,7 +233,7 @@ def recipe_guidance(
         recipe=recipe.name,
         support=support,
         canonical_speedup=float(speedup[0]),
-        llama_speedup=float(np.sum(baseline[llama_part]) / np.sum(lowp[llama_part])),
+        llama_speedup=aggregate_speedup(cols, llama_part),
         break_even=break_even,
     )
 

@@ -1,12 +1,17 @@
 """Where this model departs from torchao, and what no roofline here captures.
 
-Data, not prose in a page: the README summarises it and the site's methodology page
-renders it, so both say the same thing.
+Data, not prose in a page: the README summarises it and the site's Methodology page
+renders every entry (``site_gen/templates/methodology.md.j2``), so both say the same thing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from roofline.specs import DEFAULT_LAUNCH_OVERHEAD_S
+from roofline.units import microseconds
+
+_LAUNCH = microseconds(DEFAULT_LAUNCH_OVERHEAD_S)
 
 
 @dataclass(frozen=True)
@@ -31,7 +36,7 @@ DEVIATIONS: tuple[Note, ...] = (
     Note(
         "Inference fusion modelling",
         "With --fusion in inference the bf16 baseline pays an activation kernel that reads "
-        "and writes M x K in bf16 (column r_bf16_ovhd_s), which the low-precision path fuses "
+        "and writes M × K in bf16 (column r_bf16_ovhd_s), which the low-precision path fuses "
         "into its quantize kernel. The reference had no inference fusion; torchao 0.18 does.",
         "torchao 0.18 get_inference_bf16_activation_mem_sympy",
     ),
@@ -50,7 +55,7 @@ DEVIATIONS: tuple[Note, ...] = (
     ),
     Note(
         "RTX 5090 bandwidth corrected and efficiencies assumed",
-        "The reference's 1.792e15 B/s is 1000x too large (1.792 TB/s is right) and its entry "
+        "The reference's 1.792e15 B/s is 1000× too large (1.792 TB/s is right) and its entry "
         "has no efficiency fractions, so the reference raised KeyError. The bundled entry "
         "uses 1.792e12 and H100's measured fractions, flagged as assumed.",
         "NVIDIA RTX Blackwell GPU architecture whitepaper, appendix A",
@@ -67,35 +72,62 @@ DEVIATIONS: tuple[Note, ...] = (
         "Here a name must be registered (mxfp4 is an alias of mxfp4_cutlass); an unknown "
         "name is an error that lists the valid ones.",
     ),
+    Note(
+        "Launch floor per kernel",
+        "Each kernel (GEMM or cast) takes at least the kernel launch overhead of the spec "
+        f"file ({_LAUNCH} by default), as torchao does; the model applies it per kernel, "
+        "including zero-traffic reduction stages.",
+    ),
 )
 
 #: What the roofline does not capture (shown beside every estimate's method).
 LIMITATIONS: tuple[Note, ...] = (
     Note(
-        "Small shapes are optimistic",
-        "Below about 1k x 1k x 1k the model undercounts GEMM time by around 2x (tile "
-        "quantisation, wave effects, launch latency beyond the 2 us floor).",
+        "Small shapes are optimistic by about 2×",
+        "Below roughly 1k in M, K or N, real kernels reach far less than the achievable "
+        "fractions (tile quantization, wave quantization, launch and scheduling overheads "
+        f"beyond one {_LAUNCH} floor per kernel): the model undercounts GEMM time by around "
+        "2×. Measured speedups there are typically about half of the modelled ones, or below "
+        "1 where the model says slightly above.",
         "torchao roofline_utils comment",
     ),
     Note(
         "No activation checkpointing",
-        "Training counts one forward and one backward; recomputation is not modelled.",
+        "Training counts one forward and one backward; recomputing the forward pass would "
+        "add casts and a GEMM that the model does not count.",
     ),
     Note(
         "No float8 all-gather",
-        "Communication is out of scope: no distributed-training traffic, including the "
-        "float8 all-gather of sharded weights.",
+        "Communication is out of scope: no distributed-training traffic. Distributed training "
+        "that all-gathers weights in float8 saves communication the model does not see; the "
+        "weight casts are modelled as local kernels every step.",
+    ),
+    Note(
+        "One layer in isolation",
+        "No overlap between kernels, no caches shared between them, no communication, no "
+        "optimizer step.",
+    ),
+    Note(
+        "Dense peaks",
+        "All peaks are dense (no 2:4 sparsity) with the accumulate dtype each spec records.",
+    ),
+    Note(
+        "Efficiencies are per GPU constants",
+        "The achievable fractions of peak are a single fraction per GPU that does not vary "
+        "with shape, measured (torchao on H100) or, for most GPUs, copied from that "
+        "measurement (labelled assumed).",
+    ),
+    Note(
+        "Hypothetical recipes",
+        "Where a GPU lacks a format natively (e.g. MXFP8 on Hopper), estimates use the peak "
+        "of the operand format and are labelled hypothetical; a recipe needing a peak the "
+        "GPU lacks entirely is shown as not computable.",
     ),
     Note(
         "fp4 GEMM scale reads counted at fp4 width",
         "For fp4 GEMMs torchao multiplies the one-byte block scales by the fp4 element size "
-        "(0.5 B), undercounting scale traffic by 2x. Kept for parity with torchao; the missing "
+        "(0.5 B), undercounting scale traffic by 2×. Kept for parity with torchao; the missing "
         "bytes are 1/32 (MX) or 1/16 (NV) of the fp4 operand bytes.",
         "torchao roofline_utils.get_individual_gemm_time_sympy",
-    ),
-    Note(
-        "Efficiencies are per GPU constants",
-        "The achievable fractions of peak do not vary with shape, and most are copied from "
-        "the H100 measurement (labelled assumed).",
     ),
 )

@@ -16,15 +16,17 @@ import sympy
 from roofline.device import current_device_name, dtype_name
 from roofline.errors import RooflineError
 from roofline.formulas import bf16_activation_time, cast_kernel_time, gemm_time
-from roofline.recipes import BF16, FP4, FP8, Format, Mode, Role, get_recipe
+from roofline.recipes import BF16, FP4, FP8, FP32_BYTES, Format, Gemm, Mode, Role, get_recipe
 from roofline.specs import DEFAULT_LAUNCH_OVERHEAD_S, load_specs
 from roofline.symbols import HARDWARE_SYMBOLS, T_LAUNCH, K, M, N
 
-BYTES_PER_EL_FLOAT4 = 0.5
-BYTES_PER_EL_FLOAT8 = 1
-BYTES_PER_EL_BF16 = 2
-BYTES_PER_EL_FLOAT32 = 4
-BLOCKWISE_FP8_BLOCK_SIZE = 128
+# torchao's constants, read from the registry's formats.
+BYTES_PER_EL_FLOAT4 = float(FP4.bytes_per_element)
+BYTES_PER_EL_FLOAT8 = int(FP8.bytes_per_element)
+BYTES_PER_EL_BF16 = int(BF16.bytes_per_element)
+BYTES_PER_EL_FLOAT32 = int(FP32_BYTES)
+#: torchao's constant, read from the registry's blockwise scaling.
+BLOCKWISE_FP8_BLOCK_SIZE = get_recipe("blockwise").scaling.block_size
 KERNEL_LAUNCH_OVERHEAD_SEC = DEFAULT_LAUNCH_OVERHEAD_S
 
 #: torchao's table, from the bundled database (torchao key names).
@@ -120,13 +122,27 @@ def get_individual_gemm_time_sympy(
 ) -> sympy.Expr:
     """One GEMM: max(compute, memory, launch floor), with MX/NV scale reads when named."""
     fmt = _format(dtype)
-    scale_block = None
-    if mx_recipe_name is not None:
-        if not mx_recipe_name.startswith(("mxfp8", "mxfp4", "nvfp4")):
-            raise RooflineError(f"unsupported recipe {mx_recipe_name!r} for scale reads")
-        scale_block = 32 if mx_recipe_name.startswith("mx") else 16
+    scale_block = _gemm_scale_block(mx_recipe_name)
     time = gemm_time(*(sympy.sympify(d) for d in (M, K, N)), fmt, scale_block).total
     return time.xreplace(_numbers(get_specs(gpu_name)))
+
+
+def _gemm_scale_block(recipe_name: str | None) -> int | None:
+    """Elements per scale the GEMM reads for ``recipe_name`` (None: no scale reads)."""
+    if recipe_name is None:
+        return None
+    block = get_recipe(recipe_name).scaling.gemm_scale_block
+    if block is None:
+        raise RooflineError(f"unsupported recipe {recipe_name!r} for scale reads")
+    return block
+
+
+def _grad_weight_dtype(float8_recipe_name: str | None, dtype: Any) -> Any:
+    """The grad_weight GEMM's dtype: bf16 where the registry keeps that GEMM in bf16."""
+    if float8_recipe_name is None:
+        return dtype
+    gemms = get_recipe(float8_recipe_name, Mode.TRAINING).plan(Mode.TRAINING).gemm_formats
+    return "bfloat16" if gemms[Gemm.GRAD_WEIGHT] is BF16 else dtype
 
 
 def get_gemm_time_sympy(
@@ -139,7 +155,7 @@ def get_gemm_time_sympy(
     gpu_name: str | None,
 ) -> sympy.Expr:
     """The three training GEMMs; rowwise_with_gw_hp keeps grad_weight in bf16."""
-    grad_weight_dtype = "bfloat16" if float8_recipe_name == "rowwise_with_gw_hp" else dtype
+    grad_weight_dtype = _grad_weight_dtype(float8_recipe_name, dtype)
     return (
         get_individual_gemm_time_sympy(M, K, N, dtype, mx_recipe_name, gpu_name)
         + get_individual_gemm_time_sympy(M, N, K, dtype, mx_recipe_name, gpu_name)

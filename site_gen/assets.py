@@ -177,24 +177,20 @@ def katex_tarball() -> Path:
     return tarball
 
 
-def install_katex(dest: Path) -> str:
-    """Extract KaTeX's dist/ (script, CSS, woff2 fonts) into ``dest``; returns its sha256."""
+def katex_files() -> dict[str, bytes]:
+    """KaTeX's dist/ (script, CSS, woff2 fonts) from the verified tarball: name -> bytes."""
     tarball = katex_tarball()
-    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
-    dest.mkdir(parents=True, exist_ok=True)
+    files: dict[str, bytes] = {}
     with tarfile.open(tarball, "r:gz") as archive:
         for member in archive.getmembers():
             name = member.name.removeprefix("package/dist/")
             if name == member.name or not member.isfile():
                 continue
             if name in KATEX_FILES or (name.startswith("fonts/") and name.endswith(".woff2")):
-                target = dest / name
-                target.parent.mkdir(parents=True, exist_ok=True)
                 source = archive.extractfile(member)
-                if source is None:
-                    continue
-                target.write_bytes(source.read())
-    missing = [f for f in KATEX_FILES if not (dest / f).is_file()]
+                if source is not None:
+                    files[name] = source.read()
+    missing = [f for f in KATEX_FILES if f not in files]
     if missing:
         # The tarball verified, so this is a change of layout in a new KaTeX version.
         raise AssetError(
@@ -202,8 +198,17 @@ def install_katex(dest: Path) -> str:
             "site_gen/assets.py KATEX_FILES does not match this KaTeX version"
         )
     # Only woff2 fonts are shipped: drop the woff/ttf fallbacks from the stylesheet.
-    css = dest / "katex.min.css"
-    text = css.read_text("utf-8")
-    text = re.sub(r",url\(fonts/[^)]+\.(?:woff|ttf)\) format\(\"(?:woff|truetype)\"\)", "", text)
-    css.write_text(text, "utf-8")
-    return digest
+    css = files["katex.min.css"].decode("utf-8")
+    css = re.sub(r",url\(fonts/[^)]+\.(?:woff|ttf)\) format\(\"(?:woff|truetype)\"\)", "", css)
+    files["katex.min.css"] = css.encode("utf-8")
+    return files
+
+
+def install_katex(dest: Path) -> str:
+    """Write :func:`katex_files` into ``dest``; returns the tarball's sha256."""
+    files = katex_files()
+    for name, data in files.items():
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return hashlib.sha256(katex_tarball().read_bytes()).hexdigest()

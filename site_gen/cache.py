@@ -8,23 +8,23 @@ reuses what is unchanged and redoes only what a change touches:
 * instantiated formulas: the GPU's spec entry, model version and source, the formula code,
   sympy's version and the site URL (Cite permalinks are baked into them);
 * charts: the chart's inputs and the plotting code (``site_gen/plots.py``, matplotlib);
-* the mkdocs output: every file mkdocs reads (hand-written docs, ``mkdocs.yml``, the
-  generated pages, the charts by their keys), KaTeX's version and installer, the build
-  code, the tool versions, the site URL and the build date (``SOURCE_DATE_EPOCH``, else
-  today: mkdocs writes it into the sitemap).
+* pages (``site_gen/mkdocs_cache.py``): each page's rendered body and HTML, keyed by
+  what mkdocs makes them from;
+* outputs (``site_gen/keys.py``): for a digest of every input of a build, the sha256 of
+  every file it wrote into the site folder and ``docs/generated``; a rebuild with the
+  same inputs whose folders still match has nothing to do.
 
-Every entry is checked before use. A pickled entry is one header line (format, kind, key,
-sha256 and size of the payload) and the pickle; the pickle is loaded only after the header
-names the requested kind and key and the payload's size and sha256 match. A stored site
-carries a manifest (its key and the sha256 of every file) and is verified file by file as
-it is copied out. A damaged, truncated, edited or misplaced entry is a miss: it is
-removed, one ``[build] cache: discarded damaged entry ...`` line is printed, and the
-product is recomputed. The checksums catch damage and edits, not a hostile user of the
-same account (who could rewrite a checksum as easily as an entry).
+Every entry is checked before use. An entry is one header line (format, kind, key,
+sha256 and size of the payload) and a pickle; the pickle is loaded only after the header
+names the requested kind and key and the payload's size and sha256 match. A damaged,
+truncated, edited or misplaced entry is a miss: it is removed, one
+``[build] cache: discarded damaged entry ...`` line is printed, and the product is
+recomputed. The checksums catch damage and edits, not a hostile user of the same
+account (who could rewrite a checksum as easily as an entry).
 
-Entries are written atomically (private temporary file or folder, then rename), so a
-build killed midway leaves no half-written entry. Entries live under ``v2/`` of the cache
-folder; the unchecked entries of earlier versions are never read.
+Entries are written atomically (private temporary file, then rename), so a build killed
+midway leaves no half-written entry. Entries live under ``v3/`` of the cache folder; the
+entries of earlier versions (``v2/`` held whole sites) are never read.
 """
 
 from __future__ import annotations
@@ -46,17 +46,14 @@ from typing import Any
 
 from roofline.formulas import MODEL_VERSION
 from roofline.specs import GpuSpec
-from site_gen.assets import cache_dir, staging_folder, stale_staging, warn
+from site_gen.assets import cache_dir, warn
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-#: Kept mkdocs outputs (each a whole site); older ones are pruned.
-KEPT_SITES = 2
 #: Layout version of the cache folder (entries live under ``v<FORMAT>/``).
-FORMAT = 2
+FORMAT = 3
 MAGIC = "roofline-atlas-cache"
 #: A header line longer than this is not one of ours.
 MAX_HEADER_BYTES = 1024
-MANIFEST = ".manifest.json"
 
 
 def digest(*parts: Any) -> str:
@@ -75,10 +72,13 @@ def files_digest(paths: Iterable[Path], root: Path) -> str:
 
 
 @functools.cache
-def source_digest(package: str) -> str:
-    """Digest of a package's Python sources and data (roofline's formulas, say)."""
+def source_digest(package: str, skip: tuple[str, ...] = ()) -> str:
+    """Digest of a package's sources, templates and data (roofline's formulas, say),
+    without the top-level folders named in ``skip``."""
     folder = PACKAGE_ROOT / package
-    files = [p for p in folder.rglob("*") if p.is_file() and p.suffix in (".py", ".toml", ".j2")]
+    files = [p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+             and not p.name.startswith(".") and p.relative_to(folder).parts[0] not in skip
+             ]  # fmt: skip
     return files_digest(files, folder)
 
 
@@ -89,14 +89,29 @@ def gpu_digest(gpu: GpuSpec) -> str:
 
 @functools.cache
 def model_digest() -> str:
-    """The model's identity: its version string and its source."""
-    return digest(MODEL_VERSION, source_digest("roofline"))
+    """The model's identity: its version string and its source.
+
+    Not the bundled spec database (``roofline/data/``): each product's key names the
+    spec entries it reads (:func:`gpu_digest`), so editing one GPU there invalidates
+    that GPU's products only.
+    """
+    return digest(MODEL_VERSION, source_digest("roofline", skip=("data",)))
 
 
 @functools.cache
 def tool_versions() -> tuple[tuple[str, str], ...]:
     """Versions of the tools whose output the cache stores."""
-    names = ("mkdocs", "mkdocs-material", "pymdown-extensions", "matplotlib", "sympy", "numpy")
+    names = (
+        "mkdocs",
+        "mkdocs-material",
+        "pymdown-extensions",
+        "markdown",
+        "jinja2",
+        "pygments",
+        "matplotlib",
+        "sympy",
+        "numpy",
+    )
     versions = []
     for name in names:
         try:
@@ -215,69 +230,21 @@ class BuildCache:
             self._write_failed = True
             warn(f"cache: cannot write {path} ({exc.strerror or exc}); continuing uncached")
 
-    def restore_site(self, key: str, target: Path) -> bool:
-        """Copy the stored mkdocs output for ``key`` into ``target`` once it verifies.
-
-        Every file is checked against the stored manifest as it is copied; on any
-        mismatch the entry is discarded, ``target`` is emptied and False returned (a miss).
-        """
-        path = self.entries / "sites" / key
-        if not (self.enabled and path.is_dir()):
-            self.misses["site"] += 1
-            return False
-        try:
-            _copy_verified(path, target, key)
-        except DamagedEntry as exc:
-            reason = str(exc)
-        except OSError as exc:
-            reason = f"unreadable: {exc.strerror or exc}"
-        else:
-            self.hits["site"] += 1
-            with contextlib.suppress(OSError):
-                os.utime(path)  # most recently used survives pruning
-            return True
-        self._discard("sites", key, path, reason)
-        _empty_folder(target)
-        self.misses["site"] += 1
-        return False
-
-    def put_site(self, key: str, built: Path) -> None:
-        """Keep a copy of a built site under ``key``; prune all but the newest few."""
+    def prune(self, kind: str, keep: int, protect: set[str]) -> None:
+        """Delete the oldest entries of ``kind`` beyond ``keep``, never one in ``protect``."""
         if not self.enabled:
             return
-        sites = self.entries / "sites"
         try:
-            sites.mkdir(parents=True, exist_ok=True)
-            for stale in stale_staging(sites, "site"):
-                shutil.rmtree(stale, ignore_errors=True)
-            staging = staging_folder(sites, "site")
-        except OSError as exc:
-            self._cannot_write(sites, exc)
+            entries = [(p.stat().st_mtime_ns, p) for p in (self.entries / kind).glob("*.pkl")]
+        except OSError:
             return
-        try:
-            files = {}
-            for source in _files(built):
-                rel = source.relative_to(built).as_posix()
-                data = source.read_bytes()
-                target = staging / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
-                files[rel] = hashlib.sha256(data).hexdigest()
-            manifest = {"format": FORMAT, "key": key, "files": files}
-            (staging / MANIFEST).write_text(json.dumps(manifest, sort_keys=True), "utf-8")
-            target = sites / key
-            if target.exists():
-                shutil.rmtree(target, ignore_errors=True)
-            staging.rename(target)
-        except OSError as exc:
-            self._cannot_write(sites / key, exc)
+        if len(entries) <= keep:
             return
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        stored = sorted((p for p in sites.iterdir() if not p.name.startswith(".")),
-                        key=lambda p: p.stat().st_mtime, reverse=True)  # fmt: skip
-        for old in stored[KEPT_SITES:]:
-            shutil.rmtree(old, ignore_errors=True)
+        entries.sort(reverse=True)
+        for _, path in entries[keep:]:
+            if path.stem not in protect:
+                with contextlib.suppress(OSError):
+                    path.unlink()
 
     def summary(self) -> str:
         """``kind hits/total`` for each kind used, e.g. ``charts 480/480``."""
@@ -288,55 +255,3 @@ class BuildCache:
         if self.discarded:
             text += f"; {len(self.discarded)} damaged entries discarded"
         return text
-
-
-def _files(folder: Path) -> list[Path]:
-    """Every file under ``folder``, sorted; a link or special file is refused."""
-    found = []
-    for path in sorted(folder.rglob("*")):
-        if path.is_symlink() or not (path.is_file() or path.is_dir()):
-            raise DamagedEntry(f"not a plain file: {path.relative_to(folder)}")
-        if path.is_file():
-            found.append(path)
-    return found
-
-
-def _copy_verified(stored: Path, target: Path, key: str) -> None:
-    """Copy a stored site into ``target`` checking each file against the manifest."""
-    try:
-        manifest = json.loads((stored / MANIFEST).read_text("utf-8"))
-        files: dict[str, str] = dict(manifest["files"])
-        stored_as = (manifest["format"], manifest["key"])
-    except FileNotFoundError as exc:
-        raise DamagedEntry("no manifest") from exc
-    except (ValueError, KeyError, TypeError) as exc:
-        raise DamagedEntry("unreadable manifest") from exc
-    if stored_as != (FORMAT, key):
-        raise DamagedEntry("stored under another key")
-    seen = set()
-    for source in _files(stored):
-        rel = source.relative_to(stored).as_posix()
-        if rel == MANIFEST:
-            continue
-        if rel not in files:
-            raise DamagedEntry(f"unexpected file {rel}")
-        data = source.read_bytes()
-        if hashlib.sha256(data).hexdigest() != files[rel]:
-            raise DamagedEntry(f"checksum mismatch in {rel}")
-        out = target / rel
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(data)
-        seen.add(rel)
-    missing = sorted(set(files) - seen)
-    if missing:
-        raise DamagedEntry(f"missing {missing[0]}" + (f" and {len(missing) - 1} more"
-                                                      if len(missing) > 1 else ""))  # fmt: skip
-
-
-def _empty_folder(folder: Path) -> None:
-    """Remove everything inside ``folder`` (a staging folder the build made)."""
-    for entry in folder.iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()

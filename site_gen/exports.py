@@ -2,9 +2,10 @@
 
 * **Tables.** Each :class:`~site_gen.context.Table` a page shows is also written beside
   the page (the folder its ``index.html`` is served from) as ``<name>.csv`` and
-  ``<name>.json``; the name comes from the table's role on the page (``llama``,
-  ``training-ranked``), never from its position. Cells are the page's text with Markdown
-  links reduced to their text; tables of model columns carry full-precision numbers.
+  ``<name>.json``; the name is given where the table is built, from its role on the
+  page (``llama``, ``training-ranked``), so download URLs do not move with the code.
+  Cells are the page's text with Markdown links reduced to their text; tables of model
+  columns carry full-precision numbers.
 * **data/** (``generated/data/``): one evaluation per GPU x mode x recipe x fusion
   (torchao's column names, over the canonical, llama and pow2 shapes), ``specs.json``
   (the spec database with provenance), ``spec.schema.json`` and ``index.json`` (a
@@ -22,7 +23,7 @@ import datetime
 import io
 import json
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from roofline.evaluate import columns_for
@@ -34,6 +35,7 @@ from site_gen.gather import Atlas, table_sets
 
 GEN = config.GENERATED_DIRNAME
 DATA_DIR = f"{GEN}/data"
+
 
 def plain(cell: object) -> object:
     """A cell as data: a link's text, a code span's content (:func:`site_gen.safe.plain`)."""
@@ -82,39 +84,23 @@ def export_dir(page: str) -> str:
     return page.removesuffix(".md")
 
 
-def _walk(value: Any, name: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Table]]:
-    if isinstance(value, Table):
-        yield name, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            label = "-".join(map(str, key)) if isinstance(key, tuple) else str(key)
-            yield from _walk(item, (*name, label))
-    elif isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            label = str(i)
-            if isinstance(item, dict) and isinstance(item.get("mode"), str):
-                label = item["mode"] + ("-" + item["recipe"].name if "recipe" in item else "")
-            yield from _walk(item, (*name, label))
+def attach_exports(page: str, tables: Iterable[Table], folder: str | None = None) -> dict[str, str]:
+    """Give every table its export links; returns the export files (path -> text).
 
-
-def _slug(parts: tuple[str, ...]) -> str:
-    skip = {"tables", "table", "modes", "sections", "traffic", "matrices"}
-    kept = [p for p in parts if p not in skip] or ["table"]
-    return config.slug("-".join(kept))
-
-
-def attach_exports(page: str, context: dict[str, Any], folder: str | None = None) -> dict[str, str]:
-    """Give every table in ``context`` its export links; returns the export files.
-
-    ``folder`` overrides where the files go (for snippets included by a hand-written page).
+    Each table is written as ``<folder>/<table.name>.csv`` and ``.json``, ``folder``
+    being the one served beside ``page`` unless given (for snippets included by a
+    hand-written page). The names are part of the download URLs, so they are explicit
+    (set where the table is built) and must be slugs, unique on the page.
     """
     folder = folder or export_dir(page)
     files: dict[str, str] = {}
-    for parts, table in _walk(context, ()):
-        name = _slug(parts)
-        if f"{folder}/{name}.csv" in files:
-            raise ValueError(f"two tables named {name!r} on {page}")
+    for table in tables:
+        name = table.name
+        if not name or config.slug(name) != name:
+            raise ValueError(f"table {table.header!r} on {page} needs a slug as export name")
         csv_path, json_path = f"{folder}/{name}.csv", f"{folder}/{name}.json"
+        if csv_path in files:
+            raise ValueError(f"two tables named {name!r} on {page}")
         files[csv_path] = table_csv(table)
         files[json_path] = table_json(table)
         table.exports = (rel(csv_path, page), rel(json_path, page))

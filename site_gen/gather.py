@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
+from roofline import guidance
 from roofline.capability import Capability, Support, classify
 from roofline.evaluate import evaluate_columns, evaluate_terms
-from roofline.guidance import break_even_from_curve
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.shapes import Shape, llama, pow2
 from roofline.specs import GpuSpec, SpecDatabase
@@ -84,10 +84,19 @@ class RecipeResult:
         return self.table(name, fusion)["r_fp8_gemm_and_ovhd_spdp"]
 
     def aggregate_speedup(self, name: str, fusion: bool = False) -> float:
-        """Summed bf16 time over summed low-precision time across a shape set."""
-        cols = self.table(name, fusion)
-        baseline = cols["r_bf16_gemm_s"] + cols.get("r_bf16_ovhd_s", 0.0)
-        return float(np.sum(baseline) / np.sum(cols["r_fp8_gemm_and_ovhd_s"]))
+        """Summed bf16 time over summed low-precision time across a shape set
+        (:func:`roofline.guidance.aggregate_speedup`)."""
+        return guidance.aggregate_speedup(self.table(name, fusion))
+
+    def break_even(self, kn: int, fusion: bool = False) -> float | None:
+        """Break-even M at K = N = ``kn`` (:func:`roofline.guidance.break_even_from_curve`)."""
+        curve = (self.curves_fused if fusion else self.curves)[kn]
+        return guidance.break_even_from_curve(curve, config.CURVE_M)
+
+    @property
+    def canonical_speedup(self) -> float:
+        """The speedup at the canonical shape (fusion off)."""
+        return float(self.speedup_at("canonical")[0])
 
 
 @dataclass
@@ -202,12 +211,7 @@ def gather(specs: SpecDatabase, cache: BuildCache | None = None) -> Atlas:
     return Atlas(specs, results)
 
 
-# -- derived views -------------------------------------------------------------------
-
-
-def break_even_m(speedup: np.ndarray, m: np.ndarray = config.CURVE_M) -> float | None:
-    """Break-even M of a speedup curve: :func:`roofline.guidance.break_even_from_curve`."""
-    return break_even_from_curve(speedup, m)
+# -- derived views: the decision layer (roofline.guidance) applied to the atlas ---------
 
 
 @dataclass(frozen=True)
@@ -220,23 +224,23 @@ class DecisionMap:
     best_speedup: np.ndarray
 
 
+def native_results(atlas: Atlas, gpu: str, mode: Mode) -> list[RecipeResult]:
+    """The recipes of ``mode`` that ``gpu`` runs natively: the ones that may be recommended."""
+    return [r for r in atlas.for_gpu(gpu, mode) if r.native]
+
+
 def decision_map(atlas: Atlas, gpu: str, mode: Mode) -> DecisionMap:
-    """Best native recipe per (K=N, M) cell of ``gpu`` in ``mode``."""
-    native = [r for r in atlas.for_gpu(gpu, mode) if r.native]
+    """Best native recipe per (K=N, M) cell of ``gpu`` in ``mode`` (:func:`guidance.best_of`)."""
+    native = native_results(atlas, gpu, mode)
     shape = (len(config.HEAT_KN), len(config.HEAT_M))
     if not native:
         return DecisionMap(mode, (), np.full(shape, -1), np.ones(shape))
-    stack = np.stack([r.heat for r in native])
-    best = np.argmax(stack, axis=0)
-    best_speedup = np.max(stack, axis=0)
-    best = np.where(best_speedup > 1.0, best, -1)
+    best, best_speedup = guidance.best_of(np.stack([r.heat for r in native]))
     return DecisionMap(mode, tuple(r.recipe.name for r in native), best, best_speedup)
 
 
 def best_at_canonical(atlas: Atlas, gpu: str, mode: Mode) -> RecipeResult | None:
-    """The native recipe with the highest speedup at the canonical shape, if any > 1."""
-    native = [r for r in atlas.for_gpu(gpu, mode) if r.native]
-    if not native:
-        return None
-    best = max(native, key=lambda r: float(r.speedup_at("canonical")[0]))
-    return best if float(best.speedup_at("canonical")[0]) > 1.0 else None
+    """The native recipe :func:`roofline.guidance.pick_best` picks at the canonical shape."""
+    native = {r.recipe.name: r for r in native_results(atlas, gpu, mode)}
+    name, _ = guidance.pick_best({n: r.canonical_speedup for n, r in native.items()})
+    return None if name is None else native[name]

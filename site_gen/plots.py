@@ -1,4 +1,5 @@
-"""Stage 2b: matplotlib charts as deterministic SVG strings.
+"""Stage 2b: matplotlib charts as deterministic SVG strings (building blocks in
+:mod:`site_gen.plot_style`).
 
 Every function takes plain data (numbers, arrays, strings) so it can run in a worker
 process, and returns the SVG text. Charts have a white background so they read the same
@@ -8,92 +9,26 @@ lines and categories, Paul Tol's muted set for stacked terms, RdBu for speedups)
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
-
-import matplotlib
-
-matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import ListedColormap, TwoSlopeNorm
 from matplotlib.patches import Patch
-from matplotlib.ticker import FixedLocator, FuncFormatter
 
-OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
-TOL_MUTED = (
-    "#332288",
-    "#88CCEE",
-    "#44AA99",
-    "#117733",
-    "#999933",
-    "#DDCC77",
-    "#CC6677",
-    "#882255",
-    "#AA4499",
-    "#BBBBBB",
+from site_gen.plot_style import (  # noqa: F401  (RC, to_svg, human_size: public here too)
+    BF16_GREY,
+    OKABE_ITO,
+    RC,
+    TOL_MUTED,
+    WIDTH_IN,
+    bar_polygons,
+    human_size,
+    log2_axis,
+    mark_shape,
+    to_svg,
 )
-BF16_GREY = "#DDDDDD"
-WIDTH_IN = 7.6
-
-RC = {
-    "svg.fonttype": "none",
-    "svg.hashsalt": "roofline-atlas",
-    "font.family": "DejaVu Sans",
-    "font.size": 10,
-    "axes.titlesize": 11,
-    "axes.labelsize": 10,
-    "legend.fontsize": 9,
-    "figure.facecolor": "white",
-    "axes.facecolor": "white",
-    "savefig.facecolor": "white",
-    "axes.grid": True,
-    "grid.color": "#E5E5E5",
-    "grid.linewidth": 0.6,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "path.simplify": True,
-    "axes.titley": 1.01,  # fixed title position: skips a costly layout pass per chart
-    # Titles and legends carry GPU names from spec files: a "$" must stay a dollar sign,
-    # never start mathtext (which would fail the build or draw something else).
-    "text.parse_math": False,
-}
-plt.rcParams.update(RC)
-
-
-def to_svg(fig: plt.Figure, close: bool = True) -> str:
-    """Serialize ``fig`` (closing it unless reused); no date, fixed ids: byte-stable output."""
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
-    if close:
-        plt.close(fig)
-    return buffer.getvalue()
-
-
-def human_size(value: float) -> str:
-    """1024 -> 1k, 65536 -> 64k, 300 -> 300."""
-    value = round(value)
-    if value >= 1024 and value % 1024 == 0:
-        return f"{value // 1024}k"
-    return str(value)
-
-
-def _log2_axis(axis, lo: float, hi: float, max_ticks: int = 16) -> None:
-    """Ticks at integer log2 positions, labelled 256, 1k, 4k ...; every other one if crowded."""
-    ticks = np.arange(np.ceil(lo), np.floor(hi) + 1)
-    if len(ticks) > max_ticks:
-        ticks = ticks[::2]
-    axis.set_major_locator(FixedLocator(ticks))
-    axis.set_major_formatter(FuncFormatter(lambda x, _pos: human_size(2.0**x)))
-
-
-def _mark_shape(ax, mark: tuple[int, int], colour: str, label: str | None = None) -> None:
-    """A star at (log2 M, log2 K=N): the canonical shape on heatmaps and decision maps."""
-    ax.plot(np.log2(mark[0]), np.log2(mark[1]), marker="*", markersize=12, color=colour,
-            markeredgecolor="black", linestyle="none", label=label)  # fmt: skip
-
 
 _CACHE: dict[str, dict] = {}
 
@@ -117,10 +52,10 @@ def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None) 
     )
     ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1")
     if mark is not None:
-        _mark_shape(ax, mark, "#FFD23F", label=f"M={mark[0]}, K=N={mark[1]}")
+        mark_shape(ax, mark, "#FFD23F", label=f"M={mark[0]}, K=N={mark[1]}")
     ax.legend(loc="upper left", framealpha=0.9)
-    _log2_axis(ax.xaxis, x[0], x[-1])
-    _log2_axis(ax.yaxis, y[0], y[-1])
+    log2_axis(ax.xaxis, x[0], x[-1])
+    log2_axis(ax.yaxis, y[0], y[-1])
     ax.grid(False)
     ax.set_xlabel("M (tokens per GEMM, log2 scale)")
     ax.set_ylabel("K = N (log2 scale)")
@@ -185,7 +120,7 @@ def curves_svg(title: str, curve_m: np.ndarray, curves: dict[int, np.ndarray]) -
             fontsize=8,
             color="#555555",
         )
-        _log2_axis(ax.xaxis, x[0], x[-1])
+        log2_axis(ax.xaxis, x[0], x[-1])
         ax.set_xlabel("M (tokens per GEMM, log2 scale)")
         ax.set_ylabel("speedup over bf16 (×)")
         ax.legend(loc="upper left", framealpha=0.9)
@@ -245,7 +180,7 @@ def breakdown_svg(
         share = 100.0 * np.asarray(seconds, dtype=float) / baseline_s
         y = rows_y + (0.0 if is_baseline else 1.0)
         # One collection per term (not a Rectangle per bar): far cheaper to build and draw.
-        bars = PolyCollection(_bar_polygons(lefts[is_baseline], share, y, 0.85),
+        bars = PolyCollection(bar_polygons(lefts[is_baseline], share, y, 0.85),
                               facecolors=colours[label], edgecolors="white", linewidths=0.4,
                               hatch=hatches[label])  # fmt: skip
         ax.add_collection(bars, autolim=False)
@@ -265,14 +200,6 @@ def breakdown_svg(
     ax.legend(handles=list(handles.values()), loc="upper center", bbox_to_anchor=(0.3, -0.1),
               ncols=2, fontsize=7.5, frameon=False)  # fmt: skip
     return to_svg(fig, close=False)
-
-
-def _bar_polygons(left: np.ndarray, width: np.ndarray, y: np.ndarray, height: float
-                  ) -> np.ndarray:  # fmt: skip
-    """Corners of horizontal bars, shape (bars, 4, 2)."""
-    x0, x1, y0, y1 = left, left + width, y - height / 2, y + height / 2
-    return np.stack([np.stack([x0, y0], -1), np.stack([x1, y0], -1),
-                     np.stack([x1, y1], -1), np.stack([x0, y1], -1)], axis=1)  # fmt: skip
 
 
 def roofline_svg(
@@ -407,9 +334,9 @@ def decision_svg(
     if np.any(best < 0):
         handles.append(Patch(facecolor=BF16_GREY, label="bf16 (no recipe wins)"))
     if mark is not None:
-        _mark_shape(ax, mark, "white")
-    _log2_axis(ax.xaxis, x[0], x[-1])
-    _log2_axis(ax.yaxis, y[0], y[-1])
+        mark_shape(ax, mark, "white")
+    log2_axis(ax.xaxis, x[0], x[-1])
+    log2_axis(ax.yaxis, y[0], y[-1])
     ax.grid(False)
     ax.set_xlabel("M (tokens per GEMM, log2 scale)")
     ax.set_ylabel("K = N (log2 scale)")
@@ -446,7 +373,7 @@ def compare_svg(
             label=label if native else f"{label} (hypothetical)",
         )
     ax.axhline(1.0, color="#555555", linewidth=1.0, linestyle=(0, (4, 3)))
-    _log2_axis(ax.xaxis, x[0], x[-1], max_ticks=9)
+    log2_axis(ax.xaxis, x[0], x[-1], max_ticks=9)
     ax.set_xlabel("M (tokens per GEMM, log2 scale)")
     ax.set_ylabel("speedup over bf16 (×)")
     ax.set_title(title)

@@ -16,13 +16,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import zlib
 from pathlib import Path
 
 import pytest
 from browser.site_fixtures import ROOT, SMALL_SPECS, make_root, require_katex
 
-from site_gen import assets
-from site_gen import build as build_mod
+from site_gen import assets, keys, staging
 from site_gen.build import (
     MARKER,
     PLACEHOLDER_SVG,
@@ -189,7 +189,7 @@ def test_unwritable_site_folder_is_one_line(layout, monkeypatch) -> None:
     def denied(*_args, **_kwargs):
         raise PermissionError(13, "Permission denied", str(layout["tmp"] / "ro"))
 
-    monkeypatch.setattr(build_mod, "staging_folder", denied)
+    monkeypatch.setattr(staging, "staging_folder", denied)
     with pytest.raises(BuildError, match="Permission denied") as info:
         build(str(SMALL_SPECS), layout["tmp"] / "ro" / "site", root=layout["root"], cache=cache)
     assert "\n" not in str(info.value) and str(layout["tmp"] / "ro") in str(info.value)
@@ -407,12 +407,25 @@ def test_an_unwritable_cache_warns_once_and_goes_on(tmp_path, capfd) -> None:
     cache = BuildCache(root=blocker)
     cache.put("charts", KEY, "a")
     cache.put("charts", OTHER_KEY, "b")
-    cache.put_site(KEY, tmp_path)
+    cache.put("pages", KEY, "c")
     assert cache.get("charts", KEY) is None
     assert capfd.readouterr().err.count("cannot write") == 1
 
 
-# -- the self-checking cache: stored sites -------------------------------------------------
+def test_prune_keeps_the_newest_and_the_protected(tmp_path) -> None:
+    cache = BuildCache(root=tmp_path / "cache")
+    keys_in_age_order = [f"{i:064x}" for i in range(6)]
+    for age, key in enumerate(keys_in_age_order):
+        cache.put("pages", key, key)
+        os.utime(_entry(cache, "pages", key), ns=(10**9 * age, 10**9 * age))
+    cache.put("charts", KEY, "another kind")
+    cache.prune("pages", keep=3, protect={keys_in_age_order[0]})
+    kept = sorted(p.stem for p in (cache.entries / "pages").glob("*.pkl"))
+    assert kept == sorted([keys_in_age_order[0], *keys_in_age_order[3:]])
+    assert cache.get("charts", KEY) == "another kind"
+
+
+# -- the record of the last build: output manifests -------------------------------------
 
 
 def _small_site(folder: Path) -> Path:
@@ -423,64 +436,85 @@ def _small_site(folder: Path) -> Path:
     return folder
 
 
-def _site_damage(stored: Path) -> dict[str, object]:
+def _site_damage(site: Path) -> dict[str, object]:
     def edit() -> None:
-        (stored / "index.html").write_text("<p>h0me</p>")
+        (site / "index.html").write_text("<p>h0me</p>")
 
     def truncate() -> None:
-        (stored / "generated" / "gpus" / "chart.svg").write_text("<sv")
+        (site / "generated" / "gpus" / "chart.svg").write_text("<sv")
 
     def remove() -> None:
-        (stored / "index.html").unlink()
+        (site / "index.html").unlink()
 
     def add() -> None:
-        (stored / "generated" / "evil.js").write_text("alert(1)")
-
-    def manifest() -> None:
-        (stored / ".manifest.json").write_text("{not json")
-
-    def no_manifest() -> None:
-        (stored / ".manifest.json").unlink()
+        (site / "generated" / "evil.js").write_text("alert(1)")
 
     def link() -> None:
-        (stored / "index.html").unlink()
-        (stored / "index.html").symlink_to("/etc/passwd")
+        (site / "index.html").unlink()
+        (site / "index.html").symlink_to(site / MARKER)
+
+    def same_bytes_as_a_link() -> None:
+        copy = site.parent / "elsewhere.html"
+        copy.write_bytes((site / "index.html").read_bytes())
+        (site / "index.html").unlink()
+        (site / "index.html").symlink_to(copy)
+
+    def empty_folder() -> None:
+        (site / "generated" / "new").mkdir()
+        (site / "generated" / "new" / "x").write_text("")
 
     return {"edited": edit, "truncated": truncate, "missing": remove, "extra": add,
-            "manifest": manifest, "no manifest": no_manifest, "link": link}  # fmt: skip
+            "link": link, "link, same bytes": same_bytes_as_a_link,
+            "new file": empty_folder}  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    "case", ["edited", "truncated", "missing", "extra", "manifest", "no manifest", "link"]
+    "case", ["edited", "truncated", "missing", "extra", "link", "link, same bytes", "new file"]
 )
-def test_a_damaged_stored_site_is_a_miss(tmp_path, capfd, case: str) -> None:
-    built = _small_site(tmp_path / "built")
-    cache = BuildCache(root=tmp_path / "cache")
-    cache.put_site(KEY, built)
-    target = tmp_path / "target"
-    target.mkdir()
-    assert cache.restore_site(KEY, target) is True
-    assert _tree(target) == _tree(built)
-    shutil.rmtree(target)
-    target.mkdir()
-    stored = cache.entries / "sites" / KEY
-    _site_damage(stored)[case]()
-    assert cache.restore_site(KEY, target) is False
-    assert list(target.iterdir()) == []  # nothing half-copied is left for mkdocs
-    assert not stored.exists()
-    assert len(_warnings(capfd.readouterr().err)) == 1
-    assert (cache.hits["site"], cache.misses["site"]) == (1, 1)
+def test_a_changed_output_folder_does_not_match_its_manifest(tmp_path, case: str) -> None:
+    site = _small_site(tmp_path / "site")
+    recorded = keys.manifest(site)
+    assert recorded is not None and keys.matches(site, recorded)
+    _site_damage(site)[case]()
+    assert not keys.matches(site, recorded)
 
 
-def test_a_stored_site_under_another_key_is_a_miss(tmp_path, capfd) -> None:
-    cache = BuildCache(root=tmp_path / "cache")
-    cache.put_site(KEY, _small_site(tmp_path / "built"))
-    sites = cache.entries / "sites"
-    (sites / KEY).rename(sites / OTHER_KEY)
-    target = tmp_path / "target"
-    target.mkdir()
-    assert cache.restore_site(OTHER_KEY, target) is False
-    assert "stored under another key" in capfd.readouterr().err
+def test_a_missing_or_linked_output_folder_does_not_match(tmp_path) -> None:
+    site = _small_site(tmp_path / "site")
+    recorded = keys.manifest(site)
+    link = tmp_path / "link"
+    link.symlink_to(site)
+    assert not keys.matches(link, recorded)
+    assert not keys.matches(tmp_path / "absent", recorded)
+
+
+def test_generated_paths_cannot_leave_the_generated_folder(tmp_path) -> None:
+    docs = tmp_path / "docs"
+    for bad in ("generated/../x.md", "generated//x.md", "generated/./x.md", "other/x.md",
+                "generated/a/../../x.md"):  # fmt: skip
+        with pytest.raises(ValueError, match="generated path"):
+            staging.write_generated({bad: "x"}, {}, docs)
+    assert not (tmp_path / "x.md").exists() and not (docs / "x.md").exists()
+
+
+def test_unchanged_files_are_linked_and_changed_ones_written(tmp_path) -> None:
+    previous = tmp_path / "previous"
+    previous.mkdir()
+    (previous / "same.txt").write_bytes(b"same")
+    (previous / "old.txt").write_bytes(b"old")
+    (previous / "link.txt").symlink_to(previous / "same.txt")
+    out = tmp_path / "out"
+    out.mkdir()
+    assert staging.put_file(out / "same.txt", b"same", previous / "same.txt") is True
+    assert staging.put_file(out / "old.txt", b"new", previous / "old.txt") is False
+    assert staging.put_file(out / "link.txt", b"same", previous / "link.txt") is False
+    assert staging.put_file(out / "none.txt", b"x", previous / "absent.txt") is False
+    assert os.path.samefile(out / "same.txt", previous / "same.txt")
+    assert (out / "old.txt").read_bytes() == b"new" and not (out / "link.txt").is_symlink()
+    # A replacement is a rename: the linked twin keeps its bytes.
+    staging.replace_file(out / "same.txt", b"changed")
+    assert (previous / "same.txt").read_bytes() == b"same"
+    assert (out / "same.txt").read_bytes() == b"changed"
 
 
 # -- KaTeX ---------------------------------------------------------------------------------
@@ -583,9 +617,19 @@ def test_a_damaged_cache_gives_a_byte_identical_site(warm, tmp_path, capfd) -> N
     edited[len(edited) // 2] ^= 0x01  # one bit of a formula
     entries["latex"][0].write_bytes(bytes(edited))
     shutil.copy(entries["charts"][2], entries["charts"][1])  # misplaced
-    (stored,) = (cache.entries / "sites").iterdir()
-    page = stored / "generated" / "gpus" / "test-h100" / "index.html"
-    page.write_bytes(page.read_bytes().replace(b"Test H100", b"Test H1OO", 1))
+    html = {}  # a page's stored HTML, told apart from its stored body by its keys
+    for path in sorted((cache.entries / "pages").glob("*.pkl")):
+        value = cache.get("pages", path.stem)
+        if value.get("html") and b"Test H100" in zlib.decompress(value["html"]):
+            html = {"path": path, "value": value}
+            break
+    page = zlib.decompress(html["value"]["html"]).replace(b"Test H100", b"Test H1OO")
+    forged = {**html["value"], "html": zlib.compress(page)}
+    payload = pickle.dumps(forged, protocol=5)
+    old_header = html["path"].read_bytes().partition(b"\n")[0]
+    html["path"].write_bytes(old_header + b"\n" + payload)  # edited behind its checksum
+    (outputs,) = (cache.entries / "outputs").glob("*.pkl")
+    outputs.write_bytes(outputs.read_bytes()[:-1])
     capfd.readouterr()
 
     site = tmp_path / "site"
@@ -594,14 +638,25 @@ def test_a_damaged_cache_gives_a_byte_identical_site(warm, tmp_path, capfd) -> N
     build(str(SMALL_SPECS), site, root=root, cache=cache)
     assert _tree(site) == reference
     lines = _warnings(capfd.readouterr().err)
-    assert len(lines) == 5, lines
+    assert len(lines) == 6, lines
     assert sorted(line.split("entry ")[1].split("/")[0] for line in lines) == [
-        "charts", "charts", "evaluations", "latex", "sites"]  # fmt: skip
-    assert cache.misses["site"] == 1 and cache.hits["charts"] > 0
-    # The repaired cache now serves the same site again, silently.
-    build(str(SMALL_SPECS), site, root=root, cache=BuildCache(root=tmp_path / "cache"))
+        "charts", "charts", "evaluations", "latex", "outputs", "pages"]  # fmt: skip
+    assert cache.misses["outputs"] == 1 and cache.hits["charts"] > 0
+    assert cache.misses["pages"] == 1 and cache.hits["pages"] > 0
+    # The repaired cache: nothing to redo, the site verifies as it is, silently.
+    again = BuildCache(root=tmp_path / "cache")
+    build(str(SMALL_SPECS), site, root=root, cache=again)
     assert _tree(site) == reference
     assert _warnings(capfd.readouterr().err) == []
+    assert dict(again.hits) == {"outputs": 1} and sum(again.misses.values()) == 0
+    # An edited site no longer verifies: rebuilt from the cache, whole again.
+    (site / "index.html").write_text("tampered")
+    (root / "docs" / "generated" / "stray.md").write_text("# stray")
+    tampered = BuildCache(root=tmp_path / "cache")
+    build(str(SMALL_SPECS), site, root=root, cache=tampered)
+    assert _tree(site) == reference
+    assert not (root / "docs" / "generated" / "stray.md").exists()
+    assert tampered.misses["outputs"] == 1 and tampered.misses["pages"] == 0
 
 
 @pytest.mark.slow
@@ -610,8 +665,9 @@ def test_a_new_site_url_reaches_cached_rebuilds(warm, tmp_path, monkeypatch) -> 
     monkeypatch.setenv("ROOFLINE_ATLAS_SITE_URL", url)
     root, cache = _warm_copy(warm, tmp_path)
     build(str(SMALL_SPECS), tmp_path / "cached", root=root, cache=cache)
-    assert cache.misses["latex"] == 2 and cache.misses["site"] == 1
+    assert cache.misses["latex"] == 2 and cache.misses["outputs"] == 1
     assert cache.hits["charts"] > 0 and cache.misses["charts"] == 0
+    assert cache.misses["pages"] > 0  # canonical links, Cite permalinks
     (tmp_path / "clean").mkdir()
     build(str(SMALL_SPECS), tmp_path / "clean" / "site", root=make_root(tmp_path / "clean"),
           cache=BuildCache(enabled=False))  # fmt: skip
@@ -662,17 +718,57 @@ def test_a_killed_build_leaves_no_placeholders_and_is_cleaned_up(warm, tmp_path)
     assert _tree(site) == before_site
 
 
-def test_site_key_covers_the_site_url_and_the_build_date(tmp_path, monkeypatch) -> None:
-    from site_gen.build import _site_key
+def test_the_input_key_covers_every_input(tmp_path, monkeypatch) -> None:
+    root = make_root(tmp_path)
+    specs = tmp_path / "specs.toml"
+    shutil.copy(SMALL_SPECS, specs)
+    marker = "made by a test"
 
-    stage = tmp_path / "stage"
-    (stage / "docs").mkdir(parents=True)
-    (stage / "docs" / "index.md").write_text("# hi")
-    (stage / "mkdocs.yml").write_text("site_name: x")
-    pages = {"generated/a.md": "a"}
-    base = _site_key(stage, pages, {})
-    assert _site_key(stage, pages, {}) == base
-    monkeypatch.setenv("ROOFLINE_ATLAS_SITE_URL", "https://a.example/")
-    with_url = _site_key(stage, pages, {})
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(EPOCH) + 86400))
-    assert len({base, with_url, _site_key(stage, pages, {})}) == 3
+    def key() -> str:
+        return keys.input_key(str(specs), root, marker)
+
+    seen = {key()}
+    assert key() in seen  # stable
+    twin = make_root(tmp_path / "elsewhere")  # the same content in another place
+    assert keys.input_key(str(specs), twin, marker) in seen
+    changes = [
+        lambda: monkeypatch.setenv("ROOFLINE_ATLAS_SITE_URL", "https://a.example/"),
+        lambda: monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(EPOCH) + 86400)),
+        lambda: specs.write_text(specs.read_text() + "\n# a comment\n"),
+        lambda: (root / "docs" / "index.md").write_text("# edited"),
+        lambda: (root / "mkdocs.yml").write_text((root / "mkdocs.yml").read_text() + "\n"),
+        lambda: (root / "docs" / "hooks.py").write_text("# another hook"),
+        lambda: (root / "docs" / "assets" / "new.css").write_text("a{}"),
+    ]
+    for change in changes:
+        change()
+        seen.add(key())
+    assert len(seen) == len(changes) + 1
+    assert keys.input_key(str(specs), root, "another package version") not in seen
+    (root / "docs" / "generated").mkdir()
+    (root / "docs" / "generated" / "x.md").write_text("output, not input")
+    assert key() in seen
+
+
+def test_the_input_key_follows_the_code_and_git(monkeypatch) -> None:
+    base = keys.input_key(None, ROOT, "m")
+    monkeypatch.setattr(keys, "generator_digest", lambda: "templates edited")
+    assert keys.input_key(None, ROOT, "m") != base
+    monkeypatch.undo()
+    monkeypatch.setattr(keys, "git_state", lambda _path: "another HEAD")
+    assert keys.input_key(None, ROOT, "m") != base
+    monkeypatch.undo()
+    monkeypatch.setattr(keys, "tool_versions", lambda: (("mkdocs", "9.9"),))
+    assert keys.input_key(None, ROOT, "m") != base
+
+
+def test_hook_modules_listed_in_mkdocs_yml_are_inputs(tmp_path) -> None:
+    root = make_root(tmp_path)
+    outside = tmp_path / "hook_outside.py"
+    outside.write_text("# v1")
+    yml = root / "mkdocs.yml"
+    yml.write_text(yml.read_text().replace("hooks:\n", "hooks:\n  - ../hook_outside.py\n"))
+    assert "../hook_outside.py" in keys._hook_paths(yml)
+    before = keys.root_digest(root)
+    outside.write_text("# v2")
+    assert keys.root_digest(root) != before

@@ -24,6 +24,8 @@ import numpy as np
 import pytest
 
 import roofline.cli as cli
+import roofline.cli.commands as cli_commands
+import roofline.cli.rows as cli_rows
 from roofline import ShapeError, evaluate
 from roofline.errors import printable, spreadsheet_safe
 from roofline.specs import SpecDatabase, load_specs
@@ -317,15 +319,15 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(capsys, tmp_path, m
             raise OSError(errno.ENOSPC, "No space left on device")
         return "1,2,3\n"
 
-    monkeypatch.setattr(cli, "CHUNK_ROWS", 2)
-    monkeypatch.setattr(cli, "_csv_text", disk_full)
+    monkeypatch.setattr(cli_rows, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(cli_rows, "_csv_text", disk_full)
     err = one_error(capsys, *EVAL, "--shape-gen", "llama", "--format", "csv", "-o", str(target))
     assert f"cannot write output file {str(target)!r}: No space left on device" in err
     assert target.read_text() == "previous result\n" and os.listdir(tmp_path) == ["out.csv"]
 
 
 def test_a_bad_shape_after_the_first_chunk_writes_nothing_to_stdout(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr(cli, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(cli_rows, "CHUNK_ROWS", 2)
     path = write(tmp_path, b"M,K,N\n128,128,128\n128,128,128\n128,128,128\n128,100,128\n")
     err = one_error(capsys, "eval", "--gpu", "NVIDIA H100", "--recipe", "blockwise",
                     "--shapes-file", path)  # fmt: skip
@@ -358,14 +360,14 @@ def hostile_specs() -> SpecDatabase:
 
 
 def test_specs_show_prints_hostile_notes_harmlessly(capsys, monkeypatch):
-    monkeypatch.setattr(cli, "resolve_specs", lambda path: hostile_specs())
+    monkeypatch.setattr(cli_commands, "resolve_specs", lambda path: hostile_specs())
     code, out, _ = run(capsys, "specs", "show", "H100" + HOSTILE)
     escaped = "\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\x0d\\u202e"
     assert code == 0 and f"notes: {escaped}" in out and out.startswith(f"H100{escaped}")
 
 
 def test_specs_list_prints_hostile_names_harmlessly(capsys, monkeypatch):
-    monkeypatch.setattr(cli, "load_specs", lambda path: hostile_specs())
+    monkeypatch.setattr(cli_commands, "load_specs", lambda path: hostile_specs())
     code, out, _ = run(capsys, "specs", "list")
     assert code == 0 and out.count("H100\\x1b]0;pwned\\x07") == 2  # the table, the matrix
 
@@ -403,7 +405,7 @@ def test_a_decode_error_names_the_files_given(capsys, monkeypatch, tmp_path):
     def garbled(path):
         raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
 
-    monkeypatch.setattr(cli, "read_shapes_file", garbled)
+    monkeypatch.setattr(cli_rows, "read_shapes_file", garbled)
     err = one_error(capsys, *EVAL, "--shapes-file", "x.csv")
     assert err == "error: 'x.csv': not UTF-8 text (byte 0: invalid start byte)\n"
 
@@ -442,11 +444,11 @@ def test_parallel_formatting_gives_the_same_bytes(capsys, tmp_path, monkeypatch,
                    for i in range(500))  # fmt: skip
     path = write(tmp_path, ("M,K,N,name\n" + rows).encode())
     argv = [*EVAL, "--shapes-file", path, "--format", fmt]
-    monkeypatch.setattr(cli, "CHUNK_ROWS", 37)
-    monkeypatch.setattr(cli, "PARALLEL_MIN_ROWS", 10**9)
+    monkeypatch.setattr(cli_rows, "CHUNK_ROWS", 37)
+    monkeypatch.setattr(cli_rows, "PARALLEL_MIN_ROWS", 10**9)
     _, single, _ = run(capsys, *argv)
-    monkeypatch.setattr(cli, "PARALLEL_MIN_ROWS", 100)
-    monkeypatch.setattr(cli, "_worker_count", lambda rows: 2)
+    monkeypatch.setattr(cli_rows, "PARALLEL_MIN_ROWS", 100)
+    monkeypatch.setattr(cli_rows, "_worker_count", lambda rows: 2)
     _, parallel, _ = run(capsys, *argv)
     assert parallel == single and single.count("n499") == 1
 

@@ -89,7 +89,7 @@ def test_markdown_report(result):
     assert "### NVIDIA H100 SXM" in md
     assert "| `peak_mem_bw_bytes_sec` | 3.35e+12 | -> | 1.2e+12 | -64.2% |" in md
     assert "## Speedup deltas" in md and "## Recommendation flips" in md
-    assert "## Break-even shifts" in md and "never (up to M = 262,144)" in md
+    assert "## Break-even shifts" in md and "never (≤ 262,144)" in md
     assert "new GPU; native" in md
     assert "torchao-0.18/r1" in md
 

@@ -57,8 +57,8 @@ import random  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from roofline import shapes as shapes_module  # noqa: E402
 from roofline.shapes import MAX_DIM, Names, ShapesFileError, read_shapes_file  # noqa: E402
+from roofline.shapes import csvfile as shapes_csv  # noqa: E402
 
 
 def test_max_dim_is_int32():
@@ -135,7 +135,7 @@ def random_file(rng: random.Random) -> str:
 @pytest.mark.parametrize("block_bytes", [3, 17, 64, 1 << 20])
 def test_streamed_parser_agrees_with_csv(monkeypatch, tmp_path, block_bytes):
     """Both paths (vectorized plain rows, csv for the rest) at every block boundary."""
-    monkeypatch.setattr(shapes_module, "BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(shapes_csv, "BLOCK_BYTES", block_bytes)
     rng = random.Random(block_bytes)
     for case in range(150):
         text = random_file(rng)
@@ -210,7 +210,7 @@ def test_unreadable_files_give_one_line_naming_the_file(tmp_path, content, messa
 
 
 def test_byte_offsets_are_file_offsets_across_blocks(monkeypatch, tmp_path):
-    monkeypatch.setattr(shapes_module, "BLOCK_BYTES", 10)
+    monkeypatch.setattr(shapes_csv, "BLOCK_BYTES", 10)
     path = tmp_path / "s.csv"
     path.write_bytes(b"M,K,N\n" + b"1,2,3\n" * 20 + b"4,5,\xff\n")
     with pytest.raises(ShapesFileError, match=r"byte 130 on line 22 is 0xff"):

@@ -79,15 +79,17 @@ def test_failed_builds_leave_the_previous_site_intact(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_rebuilds_reuse_what_is_unchanged(tmp_path: Path) -> None:
+def test_rebuilds_reuse_what_is_unchanged(tmp_path: Path, monkeypatch) -> None:
     from site_gen.build import build
     from site_gen.cache import BuildCache
 
     require_katex()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764000000")
     build_small_site(tmp_path, cache_enabled=True)
     cache = BuildCache(root=tmp_path / "cache")
     build(str(SMALL_SPECS), tmp_path / "site", root=tmp_path / "root", cache=cache)
-    assert sum(cache.misses.values()) == 0  # evaluations, formulas, charts, mkdocs output
+    assert sum(cache.misses.values()) == 0
+    assert dict(cache.hits) == {"outputs": 1}  # every input unchanged, the site verified
 
     # One GPU's bandwidth changes: only its evaluations, formulas and charts are redone.
     changed = tmp_path / "changed.toml"
@@ -100,4 +102,12 @@ def test_rebuilds_reuse_what_is_unchanged(tmp_path: Path) -> None:
     assert cache.hits["evaluations"] == per_gpu  # the other GPU
     assert (cache.misses["latex"], cache.hits["latex"]) == (1, 1)
     assert 0 < cache.misses["charts"] < cache.hits["charts"] + cache.misses["charts"]
-    assert cache.misses["site"] == 1
+    assert cache.misses["outputs"] == 1
+    # mkdocs re-makes the changed GPU's pages (and the pages that compare GPUs) only,
+    # and the site is the one a clean build makes.
+    assert cache.misses["pages"] > 0 and cache.hits["pages"] > 0
+    site = _tree(tmp_path / "site")
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    build_small_site(clean, specs=changed)
+    assert _tree(clean / "site") == site

@@ -1,220 +1,22 @@
-"""Shape sources: torchao's benchmark generators, ``M,K,N`` text and user CSV files.
+"""Shape CSV files, read as a stream.
 
-Every dimension is an integer from 1 to :data:`MAX_DIM` (2**31 - 1): cuBLAS, cuBLASLt
-and most GEMM libraries take int32 dimensions, so a larger GEMM cannot be run as one call
-and its roofline would describe nothing. The rule lives here (:func:`dim_in_range`,
-:func:`dim_error`) and serves ``--shape``, ``--shapes-file`` and
-:func:`roofline.evaluate.evaluate` alike.
-
-Shape files are read as a stream: blocks of bytes are checked for UTF-8, parsed into
-int64 columns (a vectorized path for plain rows, the :mod:`csv` module for anything
-else: quotes, blank lines, spaces) and never held whole as text, so a 10**6-row file
-costs tens of megabytes, not gigabytes.
+Blocks of bytes are checked for UTF-8, parsed into int64 columns (a vectorized path for
+plain rows, the :mod:`csv` module for anything else: quotes, blank lines, spaces) and
+never held whole as text, so a 10**6-row file costs tens of megabytes, not gigabytes.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import itertools
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from roofline.errors import RooflineError, ShapeError, unknown
-
-#: The largest GEMM dimension: int32, what cuBLAS and most GEMM libraries take.
-MAX_DIM = 2**31 - 1
-#: How messages state the rule.
-DIM_RULE = f"a positive integer up to {MAX_DIM} (int32, the limit of GEMM libraries)"
-DIMS = ("M", "K", "N")
-
-
-@dataclass(frozen=True)
-class Shape:
-    """One GEMM shape of a linear layer, optionally named (e.g. ``attn.wqkv``)."""
-
-    M: int
-    K: int
-    N: int
-    name: str = ""
-
-
-LLAMA_M = 16384
-# torchao's llama shapes (Llama 3 70B-like layers at M = 16384 tokens).
-LLAMA_KN: dict[str, tuple[int, int]] = {
-    "attn.wqkv": (8192, 1280),
-    "attn.w0": (1024, 8192),
-    "ffn.w13": (8192, 7168),
-    "ffn.w2": (3584, 8192),
-}
-POW2_SIZES = tuple(2**i for i in range(10, 15))  # 1024 ... 16384
-POW2_EXTENDED_SIZES = tuple(sorted({*POW2_SIZES, *(s * 3 // 2 for s in POW2_SIZES)}))
-SWEEP_SIZES = tuple(2**i for i in range(8, 16))  # 256 ... 32768
-
-
-def llama() -> list[Shape]:
-    """torchao's four llama GEMMs at M = 16384."""
-    return [Shape(LLAMA_M, k, n, name) for name, (k, n) in LLAMA_KN.items()]
-
-
-def pow2() -> list[Shape]:
-    """M = K = N over powers of two 1024 ... 16384."""
-    return [Shape(s, s, s) for s in POW2_SIZES]
-
-
-def pow2_extended() -> list[Shape]:
-    """pow2 plus the 1.5x points (1536 ... 24576)."""
-    return [Shape(s, s, s) for s in POW2_EXTENDED_SIZES]
-
-
-def sweep() -> list[Shape]:
-    """M, K, N each over powers of two 256 ... 32768 (512 shapes)."""
-    return [Shape(m, k, n) for m in SWEEP_SIZES for k in SWEEP_SIZES for n in SWEEP_SIZES]
-
-
-GENERATORS = {"llama": llama, "pow2": pow2, "pow2_extended": pow2_extended, "sweep": sweep}
-
-
-def generate(name: str) -> list[Shape]:
-    """The shapes of generator ``name``; errors list the generators."""
-    try:
-        return GENERATORS[name]()
-    except KeyError:
-        raise unknown("shape generator", name, GENERATORS) from None
-
-
-# -- the dimension rule ------------------------------------------------------------
-
-
-def dim_in_range(values: Any) -> Any:
-    """True where ``values`` (a number or a numpy array) lies in 1 ... MAX_DIM.
-
-    Whether a value is an integer at all is the caller's check (text must be digits,
-    arrays are checked by :func:`roofline.evaluate.as_shape_array`)."""
-    return (values >= 1) & (values <= MAX_DIM)
-
-
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."  # a 10 MB cell stays one line
-
-
-def dim_error(subject: str, value: object) -> ShapeError:
-    """The error for a bad dimension: ``<subject> must be <DIM_RULE>, got <value>``.
-
-    ``subject`` names the input and the column: ``shape '1e30,1,1': M``,
-    ``shapes.csv: line 3: column K`` or ``shape dimension N``."""
-    return ShapeError(f"{subject} must be {DIM_RULE}, got {_shown(value)}")
-
-
-def parse_dim(text: str, subject: str) -> int:
-    """A dimension from text: ASCII digits (spaces around allowed) within the rule."""
-    digits = text.strip()
-    # isdigit alone accepts '²' and Arabic digits; more than 10 digits never fits int32.
-    if digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) <= 10:
-        value = int(digits)
-        if dim_in_range(value):
-            return value
-    raise dim_error(subject, digits)
-
-
-def parse_shape(text: str) -> Shape:
-    """``"M,K,N"`` (commas or x) as a Shape; errors name the shape and the dimension."""
-    parts = text.replace("x", ",").split(",")
-    if len(parts) != 3:
-        raise ShapeError(f"shape {_shown(text)}: expected M,K,N (three positive integers)")
-    m, k, n = (parse_dim(p, f"shape {_shown(text)}: {d}") for p, d in zip(parts, DIMS, strict=True))
-    return Shape(m, k, n)
-
-
-# -- many shapes as columns ----------------------------------------------------------
-
-
-class Names(Sequence[str]):
-    """Row names kept compactly: their UTF-8 bytes end to end and where each ends.
-
-    10**6 names as str objects cost about 70 MB; this costs the bytes plus 8 a name. A
-    slice shares the bytes and pickles only its own part (worker processes get it)."""
-
-    def __init__(self, blob: bytes | bytearray, offsets: np.ndarray) -> None:
-        self._blob = blob
-        self._offsets = offsets  # int64, one more than names: name i is [o[i], o[i+1])
-
-    @classmethod
-    def from_lengths(cls, blob: bytes | bytearray, lengths: list[np.ndarray]) -> Names:
-        """Names from their bytes end to end and the byte length of each."""
-        offsets = np.zeros(sum(map(len, lengths)) + 1, dtype=np.int64)
-        end = 1
-        for part in lengths:  # no concatenated copy of the lengths
-            np.cumsum(part, out=offsets[end : end + len(part)])
-            offsets[end : end + len(part)] += offsets[end - 1]
-            end += len(part)
-        return cls(blob, offsets)
-
-    def __len__(self) -> int:
-        return len(self._offsets) - 1
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            start, stop, step = index.indices(len(self))
-            if step != 1:
-                return list(self)[index]
-            return Names(self._blob, self._offsets[start : max(start, stop) + 1])
-        position = index + len(self) if index < 0 else index
-        if not 0 <= position < len(self):
-            raise IndexError(f"name index {index} out of range")
-        start, stop = self._offsets[position : position + 2].tolist()
-        return self._blob[start:stop].decode("utf-8")
-
-    def __iter__(self) -> Iterator[str]:
-        first, last = int(self._offsets[0]), int(self._offsets[-1])
-        part = self._blob[first:last]
-        bounds = (self._offsets - first).tolist()
-        if part.isascii():  # byte offsets are character offsets: slice one str
-            text = part.decode("ascii")
-            return (text[a:b] for a, b in itertools.pairwise(bounds))
-        return (part[a:b].decode("utf-8") for a, b in itertools.pairwise(bounds))
-
-    def nonempty(self) -> bool:
-        """Whether any name has a character."""
-        return bool(len(self)) and int(self._offsets[-1]) > int(self._offsets[0])
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        first, last = int(self._offsets[0]), int(self._offsets[-1])
-        return Names, (self._blob[first:last], self._offsets - first)
-
-
-@dataclass(frozen=True)
-class ShapeTable:
-    """Shapes as int64 columns ``M``, ``K``, ``N`` and their names (None: all unnamed)."""
-
-    M: np.ndarray
-    K: np.ndarray
-    N: np.ndarray
-    names: Sequence[str] | None = None
-
-    def __len__(self) -> int:
-        return len(self.M)
-
-    @classmethod
-    def from_shapes(cls, shapes: Sequence[Shape]) -> ShapeTable:
-        """The table of a list of shapes."""
-        m, k, n = (np.array([getattr(s, d) for s in shapes], dtype=np.int64) for d in DIMS)
-        names = [s.name for s in shapes]
-        return cls(m, k, n, names if any(names) else None)
-
-    def shapes(self) -> list[Shape]:
-        """The rows as :class:`Shape` objects (small tables only: one object per row)."""
-        names = self.names or [""] * len(self)
-        rows = zip(self.M.tolist(), self.K.tolist(), self.N.tolist(), names, strict=True)
-        return [Shape(m, k, n, name) for m, k, n, name in rows]
-
-
-# -- CSV files -------------------------------------------------------------------------
+from roofline.errors import RooflineError
+from roofline.shapes.core import DIMS, Shape, dim_in_range, parse_dim
+from roofline.shapes.table import Names, ShapeTable
 
 BLOCK_BYTES = 1 << 20  # read and parse a file 1 MiB at a time
 MAX_LINE_BYTES = 1 << 20  # a longer line is not a shapes row (csv caps fields at 128 KiB)

@@ -1,0 +1,191 @@
+"""The CLI's other commands: latex, specs (list, check, show, schema), diff, recipes, build."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from roofline import capability as cap
+from roofline import cite, latex
+from roofline.cli.output import output, output_path
+from roofline.cli.rows import gpu_name
+from roofline.errors import RooflineError
+from roofline.evaluate import resolve_gpu, resolve_specs
+from roofline.formulas import Quantity, build_model
+from roofline.recipes import RECIPE_LIST, Mode, get_recipe
+from roofline.specs import json_schema, load_specs
+from roofline.symbols import HARDWARE_SYMBOLS
+
+EXIT_WARNINGS = 1
+
+
+def cmd_latex(args: argparse.Namespace) -> int:
+    """``roofline latex``: the formula as sympy prints it."""
+    mode = Mode.parse(args.mode)
+    recipe = get_recipe(args.recipe, mode)
+    model = build_model(mode, recipe, args.fusion)
+    quantity = Quantity(args.quantity)
+    if quantity not in model.quantities():
+        raise RooflineError(
+            f"quantity {quantity.value} is not part of this model "
+            f"(it has: {', '.join(q.value for q in model.quantities())})"
+        )
+    expr = model.total(quantity)
+    if args.symbolic:
+        if args.cite:  # the equation index page's snippet, byte for byte
+            sys.stdout.write(cite.symbolic_total(mode, recipe.name, quantity, args.fusion).snippet)
+            return 0
+        print(latex.symbolic(expr))
+        return 0
+    if args.cite and args.fusion:
+        raise RooflineError(
+            "--cite with --fusion needs --symbolic: the site shows a GPU's instantiated "
+            "formulas without fusion modelling only"
+        )
+    gpu = resolve_gpu(gpu_name(args), args.specs)
+    verdict = cap.require(gpu, recipe, mode)
+    if verdict.support is cap.Support.HYPOTHETICAL:
+        print(f"warning: {verdict.reason}", file=sys.stderr)
+    if args.cite:  # the GPU x recipe page's snippet, byte for byte
+        sys.stdout.write(cite.instantiated_total(gpu, mode, recipe.name, quantity).snippet)
+        return 0
+    print(latex.instantiated(expr, gpu))
+    return 0
+
+
+def _fmt_peak(value: float | None) -> str:
+    return "-" if value is None else f"{value / 1e12:,.0f}"
+
+
+def cmd_specs_list(args: argparse.Namespace) -> int:
+    """``roofline specs list``: each GPU's figures, then the capability matrix."""
+    specs = load_specs(args.file)
+    print(f"{len(specs)} GPUs in {specs.origin}\n")
+    header = (
+        f"{'GPU':28} {'bf16':>7} {'fp8':>7} {'fp4':>7} {'TB/s':>6} {'eta_gemm':>8} {'eta_mem':>7}"
+    )
+    print(header + "  efficiencies")
+    for gpu in specs.values():
+        print(
+            f"{gpu.name:28} {_fmt_peak(gpu.bf16_peak_tops):>7} {_fmt_peak(gpu.fp8_peak_tops):>7} "
+            f"{_fmt_peak(gpu.fp4_peak_tops):>7} {gpu.peak_mem_bw_bytes_sec / 1e12:>6.3g} "
+            f"{gpu.pct_achievable_gemm_tops:>8} {gpu.pct_achievable_mem_bw:>7}  "
+            f"{'assumed' if gpu.efficiency_assumed else gpu.efficiency_basis}"
+        )
+    print("\n(peaks in dense TFLOP/s)\n\nCapability: N = native, h = hypothetical, - = impossible")
+    marks = {cap.Support.NATIVE: "N", cap.Support.HYPOTHETICAL: "h", cap.Support.IMPOSSIBLE: "-"}
+    table = cap.matrix(specs)
+    width = max(len(r.name) for r in RECIPE_LIST)
+    names = list(specs)
+    for i, name in enumerate(names):
+        print(" " * (width + 2) + "| " * i + name)
+    for recipe in RECIPE_LIST:
+        row = " ".join(marks[table[g][recipe.name].support] for g in names)
+        print(f"{recipe.name:>{width}}  {row}")
+    for warning in specs.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def cmd_specs_check(args: argparse.Namespace) -> int:
+    """``roofline specs check``: lint; errors exit 2, warnings alone exit 1.
+
+    Loading for ``eval`` only prints warnings; ``check`` is the gate a spec change must
+    pass, so a likely mix-up (sparse fp8, fp4 below fp8) fails it too.
+    """
+    specs = load_specs(args.file)
+    for warning in specs.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if specs.warnings:
+        print(
+            f"{specs.origin}: {len(specs.warnings)} warning(s); fix them or note why in the "
+            "entry's notes and correct the figure",
+            file=sys.stderr,
+        )
+        return EXIT_WARNINGS
+    print(f"ok: {specs.origin}: {len(specs)} GPUs, no problems")
+    return 0
+
+
+def cmd_specs_show(args: argparse.Namespace) -> int:
+    """``roofline specs show``: one GPU's figures, provenance and capabilities."""
+    gpu = resolve_specs(args.specs).find(args.gpu)
+    print(f"{gpu.name}  ({gpu.vendor} {gpu.architecture}, {gpu.sku})".replace(" ,", ""))
+    for hw in HARDWARE_SYMBOLS:
+        value = gpu.value(hw.spec_key)
+        unit = "" if hw.unit == "1" else f" {hw.unit}"
+        shown = "absent" if value is None else f"{value:.6g}{unit}"
+        print(f"  {hw.spec_key:26} {shown}")
+    print(f"  efficiency basis           {gpu.efficiency_basis}")
+    if gpu.efficiency_reference:
+        print(f"  efficiency reference       {gpu.efficiency_reference}")
+    print(f"  peaks                      {gpu.peak_basis}, {gpu.accumulate_dtype} accumulate")
+    print(f"  native formats             {', '.join(gpu.native_formats) or 'none'}")
+    if gpu.derivation:
+        print(f"  derivation                 {gpu.derivation}")
+    print("  sources:")
+    for source in gpu.source_records:
+        read = f" (read {source.read_on})" if source.read_on else ""
+        print(f"    {source.url}{read}: {', '.join(source.figures)}")
+    if gpu.notes:
+        print(f"  notes: {gpu.notes}")
+    return 0
+
+
+def cmd_specs_schema(args: argparse.Namespace) -> int:
+    """``roofline specs schema``: the JSON Schema of spec files."""
+    print(json.dumps(json_schema(), indent=2))
+    return 0
+
+
+BUNDLED_SPEC_PATH = Path(__file__).resolve().parents[1] / "data" / "gpus.toml"
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """``roofline diff``: what changed between two spec files, as Markdown or JSON."""
+    from roofline import diff as spec_diff
+    from roofline.history import load_specs_at_rev
+
+    path = output_path(args.output)
+    if args.base_rev is not None:
+        if len(args.files) > 1:
+            raise RooflineError("with --base-rev give at most one file (HEAD)")
+        head_path = Path(args.files[0]) if args.files else BUNDLED_SPEC_PATH
+        head = load_specs(head_path)
+        base = load_specs_at_rev(args.base_rev, head_path)
+    elif len(args.files) == 2:
+        base, head = load_specs(args.files[0]), load_specs(args.files[1])
+    else:
+        raise RooflineError("give two spec files (BASE HEAD), or --base-rev REV [HEAD]")
+    for warning in (*base.warnings, *head.warnings):
+        print(f"warning: {warning}", file=sys.stderr)
+    result = spec_diff.diff_specs(base, head)
+    render = spec_diff.to_json if args.format == "json" else spec_diff.to_markdown
+    text = render(result)
+    with output(path) as out:
+        out.write(text)
+    return 0
+
+
+def cmd_recipes(args: argparse.Namespace) -> int:
+    """``roofline recipes``: the registry, one recipe a line."""
+    for recipe in RECIPE_LIST:
+        modes = ",".join(m.value for m in recipe.modes)
+        alias = f" (alias: {', '.join(recipe.aliases)})" if recipe.aliases else ""
+        print(f"{recipe.name:34} {recipe.family.value:9} {modes:19} {recipe.summary}{alias}")
+    return 0
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    """``roofline build``: the site (see :mod:`site_gen`)."""
+    from site_gen.build import build_site
+
+    build_site(
+        specs_path=args.specs,
+        site_dir=Path(args.site_dir),
+        serve=args.serve,
+        use_cache=not args.no_cache,
+    )
+    return 0

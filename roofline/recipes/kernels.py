@@ -1,0 +1,271 @@
+"""Cast-kernel plans: which kernels each recipe runs and the bytes each moves.
+
+Every plan builder takes the recipe's :class:`Scaling` first, so block sizes (scale
+bytes, kernel descriptions) come from the one value in the registry. Kernel bytes are
+sympy expressions in the cast tensor's two dimensions ``d_0 x d_1``. The traffic counts
+follow torchao's roofline utilities (``torchao/testing/training/roofline_utils.py``,
+release 0.18); the comments name the kernels torchao models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sympy
+
+from roofline.recipes.model import (
+    BF16,
+    FP4,
+    FP8,
+    FP32_BYTES,
+    SCALE_E8M0_BYTES,
+    CastKernel,
+    Format,
+    Gemm,
+    ModePlan,
+    Role,
+    Scaling,
+)
+from roofline.symbols import DIM0, DIM1
+
+NUMEL = DIM0 * DIM1
+_BF16 = BF16.bytes_per_element
+_ZERO = sympy.Integer(0)
+
+# Descriptions name the cast tensor x_...; each role's kernels show its own letter.
+_TENSOR_LETTER = {Role.INPUT: "x_", Role.WEIGHT: "w_", Role.GRAD_OUTPUT: "g_"}
+
+
+def _kernel(
+    role: Role, description: str, read: sympy.Expr, write: sympy.Expr, fusable: bool = False
+) -> CastKernel:
+    text = description.replace("x_", _TENSOR_LETTER[role])
+    return CastKernel(role, text, sympy.sympify(read), sympy.sympify(write), fusable)
+
+
+def _bf16_to(
+    role: Role, description: str, out: Format, copies: int = 1, fusable: bool = False
+) -> CastKernel:
+    """Read the bf16 tensor once, write ``copies`` low-precision copies."""
+    return _kernel(
+        role, description, _BF16 * NUMEL, copies * out.bytes_per_element * NUMEL, fusable
+    )
+
+
+def _amax(role: Role, fusable: bool) -> tuple[CastKernel, CastKernel]:
+    """Tensorwise amax: stage 1 reads the tensor, stage 2 reduces partials (not modelled)."""
+    return (
+        _kernel(role, "x_bf16 -> amax partials (stage 1)", _BF16 * NUMEL, _ZERO, fusable),
+        _kernel(role, "amax partials -> amax (stage 2, traffic not modelled)", _ZERO, _ZERO),
+    )
+
+
+def _activation_roles(build: Callable[[Role], tuple[CastKernel, ...]]) -> tuple[CastKernel, ...]:
+    """Kernels for input and grad_output, whose first read can fuse with the producer."""
+    return tuple(k for role in (Role.INPUT, Role.GRAD_OUTPUT) for k in build(role))
+
+
+def _training_gemms(fmt: Format, grad_weight: Format | None = None) -> dict[Gemm, Format]:
+    return {Gemm.OUTPUT: fmt, Gemm.GRAD_INPUT: fmt, Gemm.GRAD_WEIGHT: grad_weight or fmt}
+
+
+def _inference(fmt: Format, *kernels: CastKernel) -> ModePlan:
+    return ModePlan({Gemm.OUTPUT: fmt}, tuple(kernels))
+
+
+def _block(scaling: Scaling) -> int:
+    """The block size of a block-scaled recipe (its plans cannot be built without one)."""
+    if scaling.block_size is None:
+        raise ValueError(f"scaling {scaling.layout!r} has no block size")
+    return scaling.block_size
+
+
+# -- float8 recipes ----------------------------------------------------------------
+
+
+def tensorwise_training(scaling: Scaling) -> ModePlan:
+    """Amax then cast, per tensor; the weight is cast twice (forward and backward)."""
+
+    def activation(role: Role) -> tuple[CastKernel, ...]:
+        return (
+            *_amax(role, fusable=True),
+            _bf16_to(role, "x_bf16, amax -> x_fp8 dim0 and dim1", FP8, copies=2),
+        )
+
+    weight = (
+        *_amax(Role.WEIGHT, fusable=True),
+        _bf16_to(Role.WEIGHT, "w_bf16, amax -> w_fp8 dim0 (forward)", FP8),
+        _bf16_to(Role.WEIGHT, "w_bf16, amax -> w_fp8 dim1 (backward)", FP8),
+    )
+    kernels = _activation_roles(activation)
+    # torchao's launch order: input, weight, grad_output.
+    ordered = kernels[:3] + weight + kernels[3:]
+    return ModePlan(_training_gemms(FP8), ordered)
+
+
+def rowwise_training(scaling: Scaling) -> ModePlan:
+    """Row scales along each dim: a transposed bf16 copy feeds the dim1 cast."""
+
+    def activation(role: Role) -> tuple[CastKernel, ...]:
+        # Kernel 1 also writes a bf16 transposed copy; fusing kernels 1 and 2 would need
+        # the whole tensor in shared memory.
+        return (
+            _kernel(
+                role,
+                "x_bf16 dim0 -> x_fp8 dim0, x_bf16 dim1",
+                _BF16 * NUMEL,
+                (FP8.bytes_per_element + _BF16) * NUMEL,
+                fusable=True,
+            ),
+            _bf16_to(role, "x_bf16 dim1 -> x_fp8 dim1", FP8),
+        )
+
+    weight = (
+        _bf16_to(Role.WEIGHT, "w_bf16 dim0 -> w_fp8 dim0 (forward)", FP8, fusable=True),
+        _kernel(
+            Role.WEIGHT, "w_bf16 dim0 -> w_bf16 dim1 (transpose)", _BF16 * NUMEL, _BF16 * NUMEL
+        ),
+        _bf16_to(Role.WEIGHT, "w_bf16 dim1 -> w_fp8 dim1 (backward)", FP8),
+    )
+    kernels = _activation_roles(activation)
+    return ModePlan(_training_gemms(FP8), kernels[:2] + weight + kernels[2:])
+
+
+def rowwise_gw_hp_training(scaling: Scaling) -> ModePlan:
+    """Rowwise, with the grad_weight GEMM in bf16 (activations cast once)."""
+
+    def activation(role: Role) -> tuple[CastKernel, ...]:
+        # Backward keeps the bf16 copy for the high-precision grad_weight GEMM.
+        return (_bf16_to(role, "x_bf16 dim0 -> x_fp8 dim0", FP8, fusable=True),)
+
+    weight = (
+        _bf16_to(Role.WEIGHT, "w_bf16 -> w_fp8 dim0, w_scale dim0 (forward)", FP8),
+        _kernel(
+            Role.WEIGHT, "w_scale dim0 -> w_scale tensorwise (traffic not modelled)", _ZERO, _ZERO
+        ),
+        _bf16_to(Role.WEIGHT, "w_bf16, w_scale tensorwise -> w_fp8 dim1 (backward)", FP8),
+    )
+    kernels = _activation_roles(activation)
+    return ModePlan(_training_gemms(FP8, grad_weight=BF16), kernels[:1] + weight + kernels[1:])
+
+
+def blockwise_training(scaling: Scaling) -> ModePlan:
+    """1 x block fp32 scales for activations and gradients, block x block for weights."""
+    block = _block(scaling)
+    act = f"1x{block}"
+    wgt = f"{block}x{block}"
+
+    def quant(role: Role, description: str, scales: sympy.Expr, fusable: bool) -> CastKernel:
+        write = FP8.bytes_per_element * NUMEL + FP32_BYTES * scales
+        return _kernel(role, description, _BF16 * NUMEL, write, fusable)
+
+    act_scales = NUMEL / block
+    weight_scales = NUMEL / block**2
+    kernels = (
+        quant(Role.INPUT, f"x_bf16 -> x_fp8 lhs, {act} fp32 scales", act_scales, True),
+        quant(Role.WEIGHT, f"w_bf16 -> w_fp8 transposed rhs, {wgt} scales", weight_scales, False),
+        quant(Role.WEIGHT, f"w_bf16 -> w_fp8 rhs, {wgt} scales", weight_scales, False),
+        quant(Role.GRAD_OUTPUT, f"g_bf16 -> g_fp8 lhs, {act} scales", act_scales, True),
+        quant(Role.GRAD_OUTPUT, f"g_bf16 -> g_fp8 transposed lhs, {act} scales", act_scales, False),
+        quant(Role.INPUT, f"x_bf16 -> x_fp8 rhs, {act} scales", act_scales, False),
+    )
+    return ModePlan(_training_gemms(FP8), kernels)
+
+
+def tensorwise_inference(scaling: Scaling) -> ModePlan:
+    """Amax, then cast the input."""
+    return _inference(
+        FP8,
+        _kernel(Role.INPUT, "x_bf16 -> amax", _BF16 * NUMEL, _ZERO),
+        _bf16_to(Role.INPUT, "x_bf16, amax -> x_fp8", FP8),
+    )
+
+
+def rowwise_inference(scaling: Scaling) -> ModePlan:
+    """One cast writing fp8 and an fp32 scale per row."""
+    scale_bytes = FP32_BYTES * DIM0
+    return _inference(
+        FP8,
+        _kernel(
+            Role.INPUT,
+            "x_bf16 -> x_fp8, fp32 scale per row",
+            _BF16 * NUMEL,
+            FP8.bytes_per_element * NUMEL + scale_bytes,
+        ),
+    )
+
+
+# -- block-scaled (MX / NV) recipes ------------------------------------------------
+
+
+def _scale_bytes(block: int) -> sympy.Expr:
+    """One-byte scales per ``block`` elements along d_1 (rows padded down, as torchao)."""
+    return SCALE_E8M0_BYTES * DIM0 * sympy.floor(DIM1 / block)
+
+
+def mx_two_pass_training(scaling: Scaling, fmt: Format) -> ModePlan:
+    """1 x block scaling along both dims: each tensor is cast twice, once per dim."""
+
+    def casts(role: Role, fusable: bool) -> tuple[CastKernel, ...]:
+        return (
+            _bf16_to(role, f"x_bf16 -> x_mx{fmt.name} dim0", fmt, fusable=fusable),
+            _bf16_to(role, f"x_bf16 -> x_mx{fmt.name} dim1", fmt),
+        )
+
+    kernels = tuple(
+        k for role in (Role.INPUT, Role.WEIGHT, Role.GRAD_OUTPUT) for k in casts(role, True)
+    )
+    return ModePlan(_training_gemms(fmt), kernels)
+
+
+def mx_flexible_layout_training(scaling: Scaling) -> ModePlan:
+    """Square blocks make one cast serve both dims, given a GEMM that takes any layout."""
+    block = _block(scaling)
+    kernels = tuple(
+        _bf16_to(role, f"x_bf16 -> x_mxfp8 ({block}x{block} blocks)", FP8, fusable=True)
+        for role in (Role.INPUT, Role.WEIGHT, Role.GRAD_OUTPUT)
+    )
+    return ModePlan(_training_gemms(FP8), kernels)
+
+
+def mx_square_weight_training(scaling: Scaling) -> ModePlan:
+    """Square weight blocks (cast once, transposed in fp8), 1 x block activation blocks."""
+    block = _block(scaling)
+
+    def activation(role: Role) -> tuple[CastKernel, ...]:
+        return (
+            _bf16_to(role, "x_bf16 -> x_mxfp8 dim0", FP8, fusable=True),
+            _bf16_to(role, "x_bf16 -> x_mxfp8 dim1", FP8),
+        )
+
+    weight = (
+        _bf16_to(Role.WEIGHT, f"w_bf16 -> w_mxfp8 dim0 ({block}x{block} blocks)", FP8),
+        _kernel(
+            Role.WEIGHT,
+            "w_mxfp8 dim0 -> w_mxfp8 dim1 (transpose)",
+            FP8.bytes_per_element * NUMEL,
+            FP8.bytes_per_element * NUMEL,
+        ),
+    )
+    kernels = _activation_roles(activation)
+    return ModePlan(_training_gemms(FP8), kernels[:2] + weight + kernels[2:])
+
+
+def block_inference(scaling: Scaling, fmt: Format, target: str) -> ModePlan:
+    """One cast writing ``target`` (e.g. mxfp8) and a scale per block."""
+    block = _block(scaling)
+    write = fmt.bytes_per_element * NUMEL + _scale_bytes(block)
+    description = f"x_bf16 -> x_{target}, {scaling.scale_dtype} scale per {block}"
+    return _inference(fmt, _kernel(Role.INPUT, description, _BF16 * NUMEL, write))
+
+
+def nvfp4_dynamic_inference(scaling: Scaling) -> ModePlan:
+    """Amax and cast, counted as one kernel."""
+    # torchao 0.18 sums the amax pass and the cast into one kernel's traffic, so the
+    # launch floor applies once.
+    read = 2 * _BF16 * NUMEL
+    write = FP4.bytes_per_element * NUMEL + _scale_bytes(_block(scaling))
+    return _inference(
+        FP4,
+        _kernel(Role.INPUT, "x_bf16 -> amax; x_bf16, amax -> x_nvfp4 (one kernel)", read, write),
+    )

@@ -1,0 +1,176 @@
+"""The types recipes are made of: modes, formats, cast kernels, scaling and the recipe."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import sympy
+
+from roofline.errors import unknown
+from roofline.symbols import PEAK_BF16, PEAK_FP4, PEAK_FP8, HardwareSymbol
+
+
+class Mode(enum.StrEnum):
+    """Training runs three GEMMs (forward and backward); inference runs the forward one."""
+
+    TRAINING = "training"
+    INFERENCE = "inference"
+
+    @classmethod
+    def parse(cls, name: str | Mode) -> Mode:
+        """The mode named ``name`` (case-insensitive); errors list the valid modes."""
+        try:
+            return cls(str(name).lower())
+        except ValueError:
+            raise unknown("mode", str(name), [m.value for m in cls]) from None
+
+
+class Role(enum.StrEnum):
+    """The tensor a cast kernel converts."""
+
+    INPUT = "input"
+    WEIGHT = "weight"
+    GRAD_OUTPUT = "grad_output"
+
+
+class Gemm(enum.StrEnum):
+    """The three GEMMs of a linear layer, named for what they produce."""
+
+    OUTPUT = "output"  # input @ weight_t: M x K @ K x N
+    GRAD_INPUT = "grad_input"  # grad_output @ weight: M x N @ N x K
+    GRAD_WEIGHT = "grad_weight"  # input_t @ grad_output: K x M @ M x N
+
+
+class NativeFormat(enum.StrEnum):
+    """A hardware feature a recipe can need natively; spec files list them by value."""
+
+    FP8 = "fp8"
+    MXFP8 = "mxfp8"
+    MXFP4 = "mxfp4"
+    NVFP4 = "nvfp4"
+
+
+@dataclass(frozen=True)
+class Format:
+    """A GEMM operand format: storage bytes per element and the peak that runs it."""
+
+    name: str
+    bytes_per_element: sympy.Rational
+    peak: HardwareSymbol
+
+
+BF16 = Format("bf16", sympy.Integer(2), PEAK_BF16)
+FP8 = Format("fp8", sympy.Integer(1), PEAK_FP8)
+FP4 = Format("fp4", sympy.Rational(1, 2), PEAK_FP4)
+FORMATS: dict[str, Format] = {f.name: f for f in (BF16, FP8, FP4)}
+
+# Bytes per element of the other dtypes kernels move.
+SCALE_E8M0_BYTES = sympy.Integer(1)
+FP32_BYTES = sympy.Integer(4)
+
+
+class Family(enum.StrEnum):
+    """How a recipe scales: one scale per tensor/row, or per block of elements."""
+
+    FLOAT8 = "float8"
+    BLOCKWISE = "blockwise"
+    MX = "mx"
+    NVFP4 = "nvfp4"
+
+
+@dataclass(frozen=True)
+class CastKernel:
+    """One cast kernel: bytes read and written for a ``d_0 x d_1`` tensor.
+
+    ``read_fusable`` marks a kernel whose bf16 read can be fused into the op that
+    produced the tensor; with fusion modelling on, its read costs nothing. The model
+    fuses only activations (input, grad_output): a weight has no producer op in the step.
+    """
+
+    role: Role
+    description: str
+    read_bytes: sympy.Expr
+    write_bytes: sympy.Expr
+    read_fusable: bool = False
+
+    @property
+    def fuses_under_fusion(self) -> bool:
+        """True when fusion modelling removes this kernel's read (activations only)."""
+        return self.read_fusable and self.role is not Role.WEIGHT
+
+    def bytes_moved(self, fused: bool) -> sympy.Expr:
+        """Bytes this kernel moves, in ``d_0, d_1``, with or without fusion."""
+        read = sympy.Integer(0) if fused and self.read_fusable else self.read_bytes
+        return read + self.write_bytes
+
+
+@dataclass(frozen=True, eq=False)
+class ModePlan:
+    """What a recipe runs in one mode: each GEMM's format and the cast kernels."""
+
+    gemm_formats: Mapping[Gemm, Format]
+    kernels: tuple[CastKernel, ...]
+
+    def kernels_for(self, role: Role) -> tuple[CastKernel, ...]:
+        """The cast kernels that convert ``role``, in launch order."""
+        return tuple(k for k in self.kernels if k.role is role)
+
+
+@dataclass(frozen=True)
+class Scaling:
+    """Scale granularity: ``layout`` in words, the scale dtype and the block size.
+
+    ``block_size`` is the number of elements one scale covers along a row (None for
+    per-tensor and per-row scales); the kernel builders size their scale writes from it.
+    ``gemm_reads_scales`` says whether the model counts the GEMMs' one-byte scale reads.
+    """
+
+    layout: str
+    scale_dtype: str
+    block_size: int | None = None
+    gemm_reads_scales: bool = False
+
+    @property
+    def gemm_scale_block(self) -> int | None:
+        """Operand elements per one-byte scale the GEMM reads; None when not modelled."""
+        return self.block_size if self.gemm_reads_scales else None
+
+    @property
+    def blocks_text(self) -> str:
+        """``1x32 e8m0 scales``: the block shape and scale dtype, for summaries."""
+        return f"1x{self.block_size} {self.scale_dtype} scales"
+
+
+@dataclass(frozen=True, eq=False)
+class Recipe:
+    """A low-precision recipe as torchao names it, with its plan per mode."""
+
+    name: str
+    family: Family
+    summary: str
+    native_format: NativeFormat  # the hardware feature it needs natively
+    scaling: Scaling
+    plans: Mapping[Mode, ModePlan]
+    aliases: tuple[str, ...] = ()
+    # (shape symbol name, multiple): shapes must divide evenly, e.g. blockwise K and N by 128.
+    divisibility: tuple[tuple[str, int], ...] = ()
+    notes: str = ""
+    deviations: tuple[str, ...] = field(default=())
+
+    @property
+    def modes(self) -> tuple[Mode, ...]:
+        """The modes this recipe is modelled in."""
+        return tuple(self.plans)
+
+    def plan(self, mode: Mode) -> ModePlan:
+        """The plan for ``mode``; errors when the recipe is not modelled there."""
+        # A local import: the registry imports this module.
+        from roofline.recipes.registry import get_recipe
+
+        return get_recipe(self, mode).plans[mode]
+
+    def formats(self, mode: Mode) -> tuple[Format, ...]:
+        """The GEMM formats this recipe needs in ``mode`` (bf16 baseline excluded)."""
+        return tuple(dict.fromkeys(self.plan(mode).gemm_formats.values()))

@@ -1,0 +1,185 @@
+"""The recipe registry: every low-precision recipe as a value, not a branch (data table).
+
+Each entry states its scaling once; its plans are built from that scaling value
+(:mod:`roofline.recipes.kernels`), so a block size lives in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import Any
+
+from roofline.errors import UnknownNameError, unknown
+from roofline.recipes import kernels as k
+from roofline.recipes.model import FP4, FP8, Family, Mode, ModePlan, NativeFormat, Recipe, Scaling
+
+PlanBuilder = Callable[[Scaling], ModePlan]
+
+_MX = Scaling("1x32 blocks", "e8m0", block_size=32, gemm_reads_scales=True)
+_NV_BLOCK = 16
+_NV = Scaling(
+    f"1x{_NV_BLOCK} blocks (+ fp32 per-tensor scale)", "e4m3", _NV_BLOCK, gemm_reads_scales=True
+)
+_NV_STATIC = Scaling(
+    f"1x{_NV_BLOCK} blocks (+ calibrated per-tensor scale)",
+    "e4m3",
+    _NV_BLOCK,
+    gemm_reads_scales=True,
+)
+_NV_NO_GLOBAL = Scaling(f"1x{_NV_BLOCK} blocks", "e4m3", _NV_BLOCK, gemm_reads_scales=True)
+_BLOCKWISE_BLOCK = 128
+_BLOCKWISE = Scaling(
+    f"1x{_BLOCKWISE_BLOCK} activations, {_BLOCKWISE_BLOCK}x{_BLOCKWISE_BLOCK} weights",
+    "fp32",
+    block_size=_BLOCKWISE_BLOCK,
+)
+_MX_INFERENCE: dict[NativeFormat, PlanBuilder] = {
+    NativeFormat.MXFP8: partial(k.block_inference, fmt=FP8, target="mxfp8"),
+    NativeFormat.MXFP4: partial(k.block_inference, fmt=FP4, target="mxfp4"),
+}
+
+
+def _recipe(
+    name: str,
+    family: Family,
+    summary: str,
+    native: NativeFormat,
+    scaling: Scaling,
+    plans: Mapping[Mode, PlanBuilder],
+    **extra: Any,
+) -> Recipe:
+    """A registry entry whose plans are built from its own ``scaling``."""
+    built = {mode: build(scaling) for mode, build in plans.items()}
+    return Recipe(name, family, summary, native, scaling, built, **extra)
+
+
+def _mxfp8(name: str, summary: str, training: PlanBuilder, notes: str = "") -> Recipe:
+    plans = {Mode.TRAINING: training, Mode.INFERENCE: _MX_INFERENCE[NativeFormat.MXFP8]}
+    return _recipe(name, Family.MX, summary, NativeFormat.MXFP8, _MX, plans, notes=notes)
+
+
+def _nvfp4(name: str, summary: str, scaling: Scaling, inference: PlanBuilder, **extra: Any):
+    summary = f"NVFP4 ({scaling.blocks_text}) {summary}"
+    plans = {Mode.INFERENCE: inference}
+    return _recipe(name, Family.NVFP4, summary, NativeFormat.NVFP4, scaling, plans, **extra)
+
+
+_MX_SQUARE = f"{_MX.block_size}x{_MX.block_size}"
+_TWO_PASS_FP8 = partial(k.mx_two_pass_training, fmt=FP8)
+_NV_CAST = partial(k.block_inference, fmt=FP4, target="nvfp4")
+
+RECIPE_LIST: tuple[Recipe, ...] = (
+    _recipe(
+        "tensorwise",
+        Family.FLOAT8,
+        "float8 with one fp32 scale per tensor (dynamic amax)",
+        NativeFormat.FP8,
+        Scaling("one scale per tensor", "fp32"),
+        {Mode.TRAINING: k.tensorwise_training, Mode.INFERENCE: k.tensorwise_inference},
+    ),
+    _recipe(
+        "rowwise",
+        Family.FLOAT8,
+        "float8 with one fp32 scale per row",
+        NativeFormat.FP8,
+        Scaling("one scale per row", "fp32"),
+        {Mode.TRAINING: k.rowwise_training, Mode.INFERENCE: k.rowwise_inference},
+    ),
+    _recipe(
+        "rowwise_with_gw_hp",
+        Family.FLOAT8,
+        "rowwise float8, but the grad_weight GEMM stays in bf16",
+        NativeFormat.FP8,
+        Scaling("one scale per row", "fp32"),
+        {Mode.TRAINING: k.rowwise_gw_hp_training},
+    ),
+    _recipe(
+        "blockwise",
+        Family.BLOCKWISE,
+        f"float8 with 1x{_BLOCKWISE_BLOCK} scales for activations and gradients, "
+        f"{_BLOCKWISE_BLOCK}x{_BLOCKWISE_BLOCK} for weights",
+        NativeFormat.FP8,
+        _BLOCKWISE,
+        {Mode.TRAINING: k.blockwise_training},
+        divisibility=(("K", _BLOCKWISE_BLOCK), ("N", _BLOCKWISE_BLOCK)),
+        notes="Scale reads inside the GEMMs are ignored, as in torchao.",
+    ),
+    _mxfp8("mxfp8_emulated", f"MXFP8 ({_MX.blocks_text}), emulated GEMM", _TWO_PASS_FP8),
+    _mxfp8("mxfp8_cublas", f"MXFP8 ({_MX.blocks_text}), cuBLAS GEMM", _TWO_PASS_FP8),
+    _mxfp8(
+        "mxfp8_cublas_rceil",
+        f"MXFP8 ({_MX.blocks_text}, round-up scale), cuBLAS GEMM",
+        _TWO_PASS_FP8,
+    ),
+    _mxfp8(
+        "mxfp8_32x32_flexible_gemm_layout",
+        f"MXFP8 with {_MX_SQUARE} blocks everywhere and a GEMM taking any layout (hypothetical)",
+        k.mx_flexible_layout_training,
+        notes="Models a GEMM with TN, NT, TT and NN layouts, which PyTorch lacks today.",
+    ),
+    _mxfp8(
+        "mxfp8_32x32_weight",
+        f"MXFP8 with {_MX_SQUARE} weight blocks, 1x{_MX.block_size} activation blocks",
+        k.mx_square_weight_training,
+    ),
+    _recipe(
+        "mxfp4_cutlass",
+        Family.MX,
+        f"MXFP4 ({_MX.blocks_text}), CUTLASS fp4 GEMM",
+        NativeFormat.MXFP4,
+        _MX,
+        {
+            Mode.TRAINING: partial(k.mx_two_pass_training, fmt=FP4),
+            Mode.INFERENCE: _MX_INFERENCE[NativeFormat.MXFP4],
+        },
+        aliases=("mxfp4",),
+    ),
+    _nvfp4(
+        "nvfp4",
+        "with a dynamic per-tensor scale",
+        _NV,
+        k.nvfp4_dynamic_inference,
+        deviations=(
+            "Follows torchao 0.18: an amax read plus the cast, modelled as one kernel; the "
+            "2025-11 reference modelled one cast that wrote an extra 4-byte scale.",
+        ),
+    ),
+    _nvfp4("nvfp4_static", "with a calibrated static per-tensor scale", _NV_STATIC, _NV_CAST),
+    _nvfp4("nvfp4_no_global_scale", "without a per-tensor scale", _NV_NO_GLOBAL, _NV_CAST),
+)
+
+RECIPES: dict[str, Recipe] = {r.name: r for r in RECIPE_LIST}
+_ALIASES: dict[str, str] = {a: r.name for r in RECIPE_LIST for a in r.aliases}
+
+#: The hardware features a recipe can need natively, in display order.
+NATIVE_FORMATS: tuple[NativeFormat, ...] = tuple(NativeFormat)
+
+
+def get_recipe(name: str | Recipe, mode: Mode | str | None = None) -> Recipe:
+    """The recipe called ``name`` (or an alias); with ``mode``, it must be modelled there.
+
+    Errors list the valid names (for that mode) and suggest the nearest one.
+    """
+    if isinstance(name, Recipe):
+        recipe = name
+    else:
+        key = _ALIASES.get(name.lower(), name.lower())
+        recipe = RECIPES.get(key)
+    if mode is not None:
+        mode = Mode.parse(mode)
+    if recipe is None:
+        choices = recipe_names(mode)
+        raise unknown(f"{mode.value} recipe" if mode else "recipe", str(name), choices)
+    if mode is not None and mode not in recipe.plans:
+        modelled = ", ".join(m.value for m in recipe.modes)
+        raise UnknownNameError(
+            f"recipe {recipe.name} is modelled for {modelled} only; {mode.value} recipes: "
+            f"{', '.join(recipe_names(mode))}"
+        )
+    return recipe
+
+
+def recipe_names(mode: Mode | None = None) -> list[str]:
+    """Registry names (no aliases), optionally only those modelled in ``mode``."""
+    return [r.name for r in RECIPE_LIST if mode is None or mode in r.plans]

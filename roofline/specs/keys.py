@@ -1,0 +1,170 @@
+"""The keys of a spec file, as descriptors (:mod:`roofline.specs.descriptors`).
+
+:data:`GPU_KEYS` (the keys of each ``[[gpu]]`` table) and :data:`TOP_SPECS` (the file's
+top-level keys) are the one definition the lint, the JSON Schema and the Specs page read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from roofline.recipes import NATIVE_FORMATS
+from roofline.slugs import MAX_NAME_LENGTH
+from roofline.specs.descriptors import (
+    SOURCE_KEYS,
+    KeySpec,
+    Name,
+    Number,
+    NumberTable,
+    Prefixes,
+    Sources,
+    Text,
+    TextList,
+)
+from roofline.specs.ranges import (
+    BANDWIDTH_RANGE_BYTES_PER_S,
+    DEFAULT_GEMM_EFFICIENCY,
+    DEFAULT_LAUNCH_OVERHEAD_S,
+    DEFAULT_MEM_EFFICIENCY,
+    EFFICIENCY_RANGE,
+    LAUNCH_OVERHEAD_RANGE,
+    MAX_BANDWIDTH_BYTES_PER_S,
+    MEASURED_MATMUL_TFLOPS_RANGE,
+    PEAK_RANGE_FLOP_PER_S,
+)
+from roofline.specs.text import KeyProblem, describe
+
+__all__ = ["EFFICIENCY_KEYS", "GPU_KEYS", "PEAK_KEYS", "SOURCE_KEYS", "TOP_KEYS", "TOP_SPECS"]
+
+
+def _bandwidth_hint(bandwidth: float) -> str:
+    if bandwidth > MAX_BANDWIDTH_BYTES_PER_S:
+        return f"{bandwidth / 1e12:g} TB/s is implausible; 1000x too large? ({bandwidth / 1e3:g})"
+    return f"{bandwidth / 1e12:g} TB/s is implausible; given in GB/s or TB/s instead of bytes/s?"
+
+
+def _percentage_hint(fraction: float) -> str:
+    return (
+        f"a percentage? write {fraction / 100:g} for {fraction:g}%" if 1 < fraction <= 100 else ""
+    )
+
+
+def _peak(key: str, about: str, required: bool = False) -> Number:
+    return Number(key, about, required, range=PEAK_RANGE_FLOP_PER_S, noun="number of FLOP/s")
+
+
+def _efficiency(key: str, about: str, default: float) -> Number:
+    about = f"{about}, {EFFICIENCY_RANGE.text()}; default {default}"
+    return Number(key, about, range=EFFICIENCY_RANGE, noun="fraction", hint=_percentage_hint)
+
+
+_PEAKS = PEAK_RANGE_FLOP_PER_S.text()
+_GPU_KEY_LIST: tuple[KeySpec, ...] = (
+    Name(
+        "name",
+        f"display name, matched by --gpu (any case); at most {MAX_NAME_LENGTH} characters, at "
+        "least one letter or digit a-z 0-9, no leading or trailing spaces, page slug unique",
+        required=True,
+        plain=True,
+    ),
+    _peak("bf16_peak_tops", f"dense bf16 peak, FLOP/s in {_PEAKS}", required=True),
+    Number(
+        "peak_mem_bw_bytes_sec",
+        f"peak memory bandwidth, bytes/s in {BANDWIDTH_RANGE_BYTES_PER_S.text()} (0.1-50 TB/s)",
+        required=True,
+        range=BANDWIDTH_RANGE_BYTES_PER_S,
+        noun="number of bytes/s",
+        hint=_bandwidth_hint,
+    ),
+    _peak("fp8_peak_tops", f"dense fp8 peak, FLOP/s in {_PEAKS}; absent = no fp8"),
+    _peak("fp4_peak_tops", f"dense fp4 peak, FLOP/s in {_PEAKS}; absent = no fp4"),
+    _efficiency(
+        "pct_achievable_gemm_tops", "achievable fraction of peak in GEMMs", DEFAULT_GEMM_EFFICIENCY
+    ),
+    _efficiency(
+        "pct_achievable_mem_bw", "achievable fraction of bandwidth", DEFAULT_MEM_EFFICIENCY
+    ),
+    Text("efficiency_basis", "how the efficiencies were obtained", choices=("measured", "assumed")),
+    Text("efficiency_reference", "who measured them, or what they were copied from"),
+    Text("vendor", "NVIDIA, AMD, ...", plain=True),
+    Text("architecture", "e.g. Hopper, Blackwell, CDNA3", plain=True),
+    Text("sku", "the SKU or variant the figures are for", plain=True),
+    Text("peak_basis", "dense or sparse peak figures", choices=("dense", "sparse")),
+    Text("accumulate_dtype", "accumulate dtype the peaks assume, e.g. fp32", plain=True),
+    TextList("native_formats", "formats the hardware runs natively", choices=NATIVE_FORMATS),
+    Prefixes(
+        "device_prefixes",
+        "torch.cuda.get_device_name() prefixes; non-empty, no leading spaces",
+        plain=True,
+    ),
+    Text("derivation", "how a derived figure was computed"),
+    Text("notes", "free text"),
+    NumberTable(
+        "measured_matmul_tflops",
+        "public measured matmul TFLOP/s by dtype, values in "
+        f"{MEASURED_MATMUL_TFLOPS_RANGE.text()}; dtype names: no < > or `",
+        range=MEASURED_MATMUL_TFLOPS_RANGE,
+    ),
+    Sources("sources", "array of {url, read_on, figures, note}", figure_keys=lambda: GPU_KEYS),
+)
+#: The keys of a ``[[gpu]]`` table, in the order the lint checks and the docs list them.
+GPU_KEYS: dict[str, KeySpec] = {spec.key: spec for spec in _GPU_KEY_LIST}
+PEAK_KEYS = ("bf16_peak_tops", "fp8_peak_tops", "fp4_peak_tops")
+EFFICIENCY_KEYS = ("pct_achievable_gemm_tops", "pct_achievable_mem_bw")
+
+
+@dataclass(frozen=True)
+class SchemaVersion(KeySpec):
+    """The format version: 1, the only one so far."""
+
+    kind: ClassVar[str] = "const"
+
+    def validate(self, value: Any) -> list[KeyProblem]:
+        return [] if value == 1 else [KeyProblem(self.key, "1", describe(value))]
+
+    def _schema(self) -> dict[str, Any]:
+        return {"const": 1}
+
+
+@dataclass(frozen=True)
+class GpuTables(KeySpec):
+    """The ``[[gpu]]`` tables: at least one, each with the keys of :data:`GPU_KEYS`."""
+
+    kind: ClassVar[str] = "gpu_tables"
+
+    def validate(self, value: Any) -> list[KeyProblem]:
+        if isinstance(value, list) and value and all(isinstance(g, dict) for g in value):
+            return []
+        return [KeyProblem(self.key, "at least one [[gpu]] table", describe(value))]
+
+    def schema(self) -> dict[str, Any]:
+        # No description: each key below carries its own.
+        item = {
+            "type": "object",
+            "additionalProperties": False,
+            "required": [k for k, s in GPU_KEYS.items() if s.required],
+            "properties": {key: spec.schema() for key, spec in GPU_KEYS.items()},
+        }
+        return {"type": "array", "minItems": 1, "items": item}
+
+
+_LAUNCH_EXPECTED = f"a finite number of seconds in {LAUNCH_OVERHEAD_RANGE.text()}"
+#: The top-level keys of a spec file.
+TOP_SPECS: dict[str, KeySpec] = {
+    spec.key: spec
+    for spec in (
+        SchemaVersion("schema_version", "format version, 1"),
+        Number(
+            "kernel_launch_overhead_s",
+            f"launch floor of every kernel, seconds in {LAUNCH_OVERHEAD_RANGE.text()}; "
+            f"default {DEFAULT_LAUNCH_OVERHEAD_S}",
+            range=LAUNCH_OVERHEAD_RANGE,
+            noun="number of seconds",
+            type_expected=_LAUNCH_EXPECTED,
+        ),
+        GpuTables("gpu", "array of GPU tables", required=True),
+    )
+}
+#: Top-level key -> description (the Specs page's table).
+TOP_KEYS: dict[str, str] = {key: spec.description for key, spec in TOP_SPECS.items()}

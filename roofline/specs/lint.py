@@ -1,0 +1,235 @@
+"""Loading a spec file: every problem of a file collected, then the GPUs built.
+
+Each key's own rules are its descriptor's (:mod:`roofline.specs.keys`); this module adds
+what spans keys (the fp8/bf16 ratio, fp4 below fp8) and entries (duplicate names,
+colliding slugs and prefixes), and builds :class:`GpuSpec` values.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from roofline.errors import RooflineError, SpecError, SpecProblem
+from roofline.recipes import NativeFormat
+from roofline.slugs import MAX_NAME_LENGTH, slug
+from roofline.specs.descriptors import unknown_key
+from roofline.specs.keys import EFFICIENCY_KEYS, GPU_KEYS, PEAK_KEYS, TOP_SPECS
+from roofline.specs.model import GpuSpec, Source, SpecDatabase
+from roofline.specs.ranges import (
+    DEFAULT_GEMM_EFFICIENCY,
+    DEFAULT_LAUNCH_OVERHEAD_S,
+    DEFAULT_MEM_EFFICIENCY,
+    FP8_TO_BF16_RATIO_RANGE,
+    PEAK_RANGE_FLOP_PER_S,
+)
+from roofline.specs.text import KeyProblem, escape_controls
+
+ASSUMED_BASIS = "assumed: copied from NVIDIA H100 (torchao measurement: 0.78 GEMM, 0.92 memory)"
+BUNDLED_NAME = "bundled database (roofline/data/gpus.toml)"
+
+
+class _Linter:
+    """Collects every problem of one file; builds specs for the entries it can."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.problems: list[SpecProblem] = []
+
+    def error(
+        self, gpu: str | None, key: str | None, expected: str, received: str, hint: str = ""
+    ) -> None:
+        self.problems.append(SpecProblem(self.file, gpu, key, expected, received, "error", hint))
+
+    def warn(
+        self, gpu: str | None, key: str | None, expected: str, received: str, hint: str = ""
+    ) -> None:
+        self.problems.append(SpecProblem(self.file, gpu, key, expected, received, "warning", hint))
+
+    def errors(self, gpu: str | None, problems: list[KeyProblem]) -> None:
+        for problem in problems:
+            self.error(gpu, *problem)
+
+    def error_count(self) -> int:
+        return sum(p.severity == "error" for p in self.problems)
+
+    def lint_document(self, doc: dict[str, Any]) -> tuple[float, list[dict[str, Any]]]:
+        """The launch floor and the GPU entries of a parsed file, top-level keys linted."""
+        self.errors(None, [unknown_key(k, TOP_SPECS) for k in doc if k not in TOP_SPECS])
+        launch_s = doc.get("kernel_launch_overhead_s", DEFAULT_LAUNCH_OVERHEAD_S)
+        launch_problems = TOP_SPECS["kernel_launch_overhead_s"].validate(launch_s)
+        self.errors(None, launch_problems)
+        if launch_problems:
+            launch_s = DEFAULT_LAUNCH_OVERHEAD_S
+        self.errors(None, TOP_SPECS["schema_version"].validate(doc.get("schema_version", 1)))
+        gpus = doc.get("gpu")
+        gpu_problems = TOP_SPECS["gpu"].validate(gpus)
+        self.errors(None, gpu_problems)
+        return launch_s, [] if gpu_problems else gpus
+
+    def lint_gpu(self, index: int, entry: dict[str, Any], launch_s: float) -> GpuSpec | None:
+        """The GpuSpec of one entry, or None when it has errors (all recorded)."""
+        label = _label(entry.get("name"), index)
+        before = self.error_count()
+        self.errors(label, [unknown_key(k, GPU_KEYS) for k in entry if k not in GPU_KEYS])
+        for key, spec in GPU_KEYS.items():
+            if key in entry:
+                self.errors(label, spec.validate(entry[key]))
+            elif spec.required:
+                self.errors(label, [spec.missing()])
+        self._check_ratios(label, entry)
+        return None if self.error_count() > before else _build(entry, launch_s)
+
+    def _check_ratios(self, gpu: str, entry: dict[str, Any]) -> None:
+        # Only peaks within range: their errors are reported already, and inf / inf is nan.
+        bf16, fp8, fp4 = (
+            entry.get(k) if PEAK_RANGE_FLOP_PER_S.contains(entry.get(k)) else None
+            for k in PEAK_KEYS
+        )
+        low, high = FP8_TO_BF16_RATIO_RANGE
+        if bf16 is not None and fp8 is not None:
+            ratio = fp8 / bf16
+            if not low <= ratio <= high:
+                cause = (
+                    "fp8 given as a sparse figure, or bf16 with fp32 but fp8 with fp16 accumulate"
+                    if ratio > high
+                    else "bf16 given as a sparse figure or with fp16 accumulate"
+                )
+                expected = f"about 2x bf16_peak_tops ({low}-{high}x)"
+                self.warn(gpu, "fp8_peak_tops", expected, f"{ratio:.2f}x", f"likely {cause}")
+        if fp8 is not None and fp4 is not None and fp4 < fp8:
+            hint = "likely a dense/sparse mix-up"
+            self.warn(gpu, "fp4_peak_tops", "at least fp8_peak_tops", f"{fp4 / fp8:.2f}x fp8", hint)
+
+    def lint_collisions(self, gpus: list[GpuSpec]) -> None:
+        """Duplicate names, colliding page slugs and shared device prefixes."""
+        seen_names = self._lint_names(gpus)
+        owners: dict[str, str] = {}
+        for gpu in gpus:
+            for prefix in gpu.device_prefixes:
+                key = prefix.lower()
+                other = owners.get(key) or (
+                    seen_names.get(key) if seen_names.get(key) != gpu.name else None
+                )
+                if other and other != gpu.name:
+                    self.error(
+                        gpu.name,
+                        "device_prefixes",
+                        "prefixes no other entry uses as a name or prefix",
+                        f"{prefix!r}, also used by {other!r}",
+                    )
+                owners[key] = gpu.name
+
+    def _lint_names(self, gpus: list[GpuSpec]) -> dict[str, str]:
+        """Duplicate names and page slugs; returns lower-case name -> name."""
+        seen_names: dict[str, str] = {}
+        slug_owners: dict[str, str] = {}
+        for gpu in gpus:
+            key = gpu.name.lower()
+            page = slug(gpu.name)
+            if key in seen_names:
+                duplicate = f"duplicate of {seen_names[key]!r}"
+                self.error(gpu.name, "name", "a name no other entry uses", duplicate)
+            elif page in slug_owners:
+                # Pages and data files are named by slug: one GPU would overwrite the other's.
+                self.error(
+                    gpu.name,
+                    "name",
+                    "a name whose page slug differs from every other entry's",
+                    f"slug {page!r}, also the slug of {slug_owners[page]!r}",
+                )
+            seen_names[key] = gpu.name
+            slug_owners.setdefault(page, gpu.name)
+        return seen_names
+
+
+def _build(entry: dict[str, Any], launch_s: float) -> GpuSpec:
+    """The GpuSpec of a linted entry, defaults and derived fields filled in."""
+    values = dict(entry)
+    basis = values.pop("efficiency_basis", None)
+    if not all(k in values for k in EFFICIENCY_KEYS):
+        values.setdefault("pct_achievable_gemm_tops", DEFAULT_GEMM_EFFICIENCY)
+        values.setdefault("pct_achievable_mem_bw", DEFAULT_MEM_EFFICIENCY)
+        basis = basis if basis and basis.startswith("assumed") else ASSUMED_BASIS
+    sources = tuple(
+        Source(s["url"], s.get("read_on"), tuple(s.get("figures", ())), s.get("note", ""))
+        for s in values.pop("sources", [])
+    )
+    given_formats = values.pop("native_formats", None)
+    formats = (
+        tuple(NativeFormat(f) for f in given_formats)
+        if given_formats is not None
+        else _default_formats(values)
+    )
+    return GpuSpec(
+        **{k: v for k, v in values.items() if k != "device_prefixes"},
+        kernel_launch_overhead_s=launch_s,
+        efficiency_basis=basis or "given",
+        native_formats=formats,
+        native_formats_given=given_formats is not None,
+        device_prefixes=tuple(values.get("device_prefixes", ())),
+        source_records=sources,
+    )
+
+
+def _label(name: Any, index: int) -> str:
+    """How messages name entry ``index``: its name (cut short), else ``#<n>``."""
+    if not isinstance(name, str) or not name.strip():
+        return f"#{index + 1}"
+    return name if len(name) <= MAX_NAME_LENGTH else name[:MAX_NAME_LENGTH] + "..."
+
+
+def _default_formats(values: Mapping[str, Any]) -> tuple[NativeFormat, ...]:
+    """Native formats of an entry that names none: fp8 with an fp8 peak, MX/NV with fp4."""
+    formats = []
+    if "fp8_peak_tops" in values:
+        formats.append(NativeFormat.FP8)
+    if "fp4_peak_tops" in values:
+        formats += [NativeFormat.MXFP8, NativeFormat.MXFP4, NativeFormat.NVFP4]
+    return tuple(formats)
+
+
+def parse_specs(text: str, origin: str) -> SpecDatabase:
+    """Lint and load spec-file ``text``; ``origin`` names it in messages.
+
+    Raises :class:`SpecError` listing every error (and warning) when any error is found.
+    """
+    linter = _Linter(origin)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        linter.error(None, None, "valid TOML", f"syntax error: {escape_controls(str(exc))}")
+        raise SpecError(linter.problems) from None
+    except ValueError as exc:  # an integer beyond Python's 4300-digit conversion limit
+        reason = escape_controls(str(exc).split(";")[0])
+        linter.error(None, None, "valid TOML", f"unreadable number: {reason}")
+        raise SpecError(linter.problems) from None
+    except RecursionError:
+        linter.error(None, None, "valid TOML", "arrays or tables nested too deeply to read")
+        raise SpecError(linter.problems) from None
+    launch_s, entries = linter.lint_document(doc)
+    built = [linter.lint_gpu(i, entry, launch_s) for i, entry in enumerate(entries)]
+    gpus = [g for g in built if g is not None]
+    linter.lint_collisions(gpus)
+    if linter.error_count():
+        raise SpecError(linter.problems)
+    warnings = tuple(p for p in linter.problems if p.severity == "warning")
+    return SpecDatabase({g.name: g for g in gpus}, origin, warnings)
+
+
+def load_specs(path: str | Path | None = None) -> SpecDatabase:
+    """Load and lint a spec file, or the bundled database when ``path`` is None."""
+    if path is None:
+        text = resources.files("roofline").joinpath("data/gpus.toml").read_text("utf-8")
+        return parse_specs(text, BUNDLED_NAME)
+    file = Path(path)
+    try:
+        text = file.read_text("utf-8")
+    except OSError as exc:
+        raise RooflineError(f"cannot read spec file {str(file)!r}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise SpecError([SpecProblem(str(file), None, None, "UTF-8 text", "binary data")]) from None
+    return parse_specs(text, str(file))

@@ -1,0 +1,250 @@
+"""Cache keys of the build, and the manifests that let an unchanged rebuild do nothing.
+
+:func:`input_key` digests every input of a whole build: the spec file, the model's and
+the generator's code and data (``roofline/``, ``site_gen/`` with its templates), the
+build root's ``mkdocs.yml``, hand-written docs and hooks, the tool versions, KaTeX's
+version, the site URL, the build date, the package version in the marker and the git
+state the Changes page is read from. A build whose key matches the last build's, and
+whose site folder and ``docs/generated`` still hold exactly (sha256 per file) what that
+build wrote (:func:`manifest`, :func:`matches`), has nothing to do.
+
+The finer keys (:func:`latex_key`, :func:`chart_cache_key`) name the products a changed
+input only partly invalidates.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from roofline.cite import SITE_URL_ENV, site_url
+from roofline.specs import GpuSpec
+from site_gen import config
+from site_gen.assets import KATEX_INTEGRITY, KATEX_VERSION
+from site_gen.cache import (
+    PACKAGE_ROOT,
+    digest,
+    files_digest,
+    gpu_digest,
+    model_digest,
+    tool_versions,
+)
+from site_gen.charts import PlotJob, chart_key
+
+BUNDLED_SPECS = PACKAGE_ROOT / "roofline" / "data" / "gpus.toml"
+#: ``hooks:`` entries of mkdocs.yml (``  - path``), read without a YAML parser.
+_HOOK_LINE = re.compile(r"^\s+-\s+([^\s#]+)")
+
+
+def _tree_files(folder: Path, skip_top: tuple[str, ...] = ()) -> list[Path]:
+    """Every regular file under ``folder`` except dot-files, ``__pycache__`` and ``skip_top``."""
+    found = []
+    for path in folder.rglob("*"):
+        parts = path.relative_to(folder).parts
+        if parts[0] in skip_top or any(p.startswith(".") or p == "__pycache__" for p in parts):
+            continue
+        if path.is_file() and not path.is_symlink():
+            found.append(path)
+    return found
+
+
+@functools.cache
+def package_digest(name: str) -> str:
+    """Digest of every file of a package of this repository (code, templates, data)."""
+    folder = PACKAGE_ROOT / name
+    return files_digest(_tree_files(folder), folder)
+
+
+@functools.cache
+def generator_digest() -> str:
+    """The code that turns results into files and pages: all of ``site_gen/``."""
+    return package_digest("site_gen")
+
+
+def _module_file(name: str) -> Path | None:
+    """The source file of a module of this repository's packages, if it is one."""
+    if name.split(".")[0] not in ("site_gen", "roofline"):
+        return None
+    base = PACKAGE_ROOT.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _imports(path: Path) -> set[str]:
+    """Names of the modules a file imports (``from a import b`` may name module a.b)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def code_closure_digest(start: list[Path]) -> str:
+    """Digest of ``start`` and of every module of this repository they import, transitively.
+
+    What mkdocs runs of ours (hooks and the page cache) is keyed by this rather than by
+    all of ``site_gen/``, so editing a template re-makes only the pages it changes.
+    """
+    seen: dict[Path, str] = {}
+    todo = [p.resolve() for p in start]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen[path] = hashlib.sha256(path.read_bytes()).hexdigest()
+        for name in _imports(path):
+            found = _module_file(name)
+            if found is not None:
+                todo.append(found.resolve())
+    return digest(sorted(seen.values()))
+
+
+def _hook_paths(mkdocs_yml: Path) -> list[str]:
+    """The hook modules mkdocs.yml lists, as written there (relative to it)."""
+    paths, inside = [], False
+    for line in mkdocs_yml.read_text("utf-8").splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line.startswith((" ", "\t", "-")):
+            inside = line.startswith("hooks:")
+            continue
+        match = _HOOK_LINE.match(line) if inside else None
+        if match:
+            paths.append(match.group(1))
+    return paths
+
+
+def root_digest(root: Path) -> str:
+    """``mkdocs.yml``, the hand-written docs (what staging copies) and the hook modules."""
+    mkdocs_yml = root / "mkdocs.yml"
+    docs = _tree_files(root / "docs", skip_top=(config.GENERATED_DIRNAME,))
+    hooks = {}
+    for name in _hook_paths(mkdocs_yml):
+        path = root / name
+        hooks[name] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+    return digest(files_digest([mkdocs_yml, *docs], root), hooks)
+
+
+def git_state(specs_path: str | None) -> str:
+    """What the Changes page is read from: the HEAD commit of the spec file's repository.
+
+    The history is a function of HEAD (``git log`` from it), so HEAD's sha, the work
+    tree's top and whether the clone is shallow name it; outside git, git's message.
+    """
+    folder = Path(specs_path).resolve().parent if specs_path else config.REPO_ROOT
+    exe = shutil.which("git")
+    if exe is None:
+        return "no git"
+    proc = subprocess.run(
+        [exe, "-C", str(folder), "rev-parse", "--show-toplevel", "HEAD",
+         "--is-shallow-repository"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return f"{proc.returncode}\n{proc.stdout}{proc.stderr}"
+
+
+def build_date() -> str:
+    """The date mkdocs writes into the sitemap (``SOURCE_DATE_EPOCH``, else today)."""
+    from mkdocs.utils import get_build_date
+
+    return get_build_date()
+
+
+def input_key(specs_path: str | None, root: Path, marker: str) -> str:
+    """Digest of every input of a build of ``specs_path`` (None: bundled) in ``root``.
+
+    Empty when an input cannot be read: the build then runs in full and says why (a
+    missing spec file is the spec loader's error to report, not this key's).
+    """
+    specs_file = Path(specs_path) if specs_path else BUNDLED_SPECS
+    try:
+        specs_bytes, root_part = specs_file.read_bytes(), root_digest(root)
+    except OSError:
+        return ""
+    return digest(
+        "site-inputs",
+        str(specs_path or ""),
+        hashlib.sha256(specs_bytes).hexdigest(),
+        model_digest(),
+        package_digest("roofline"),
+        generator_digest(),
+        root_part,
+        tool_versions(),
+        sys.version,
+        KATEX_VERSION,
+        KATEX_INTEGRITY,
+        marker,
+        site_url(),
+        os.environ.get(SITE_URL_ENV) or "",
+        build_date(),
+        git_state(specs_path),
+    )
+
+
+@functools.cache
+def code_digest(*names: str) -> str:
+    """Digest of some site_gen modules (read once per build process)."""
+    return files_digest([config.PACKAGE_DIR / n for n in names], config.PACKAGE_DIR)
+
+
+def latex_key(gpu: GpuSpec) -> str:
+    """Key of one GPU's instantiated formulas."""
+    # Cite snippets in the formulas carry permalinks: the site URL shapes them too.
+    code = code_digest("formulas.py", "config.py")
+    return digest("latex", model_digest(), code, gpu_digest(gpu), site_url(), tool_versions())
+
+
+def chart_cache_key(job: PlotJob) -> str:
+    """Key of one chart's SVG: its inputs and the drawing code."""
+    code = code_digest("plots.py", "plot_style.py", "pool.py")
+    return digest("chart", chart_key(job.kind, job.kwargs), code, tool_versions())
+
+
+# -- output manifests -----------------------------------------------------------------
+
+
+def manifest(folder: Path) -> dict[str, str] | None:
+    """``relative path -> sha256`` of every file under ``folder``; None if one is not plain.
+
+    A link, a device or any other special file makes the folder not one the build
+    wrote, so it never matches.
+    """
+    found: dict[str, str] = {}
+    stack = [(folder, "")]
+    while stack:
+        path, prefix = stack.pop()
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            return None
+        for entry in entries:
+            rel = prefix + entry.name
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                stack.append((Path(entry.path), rel + "/"))
+            elif stat.S_ISREG(mode):
+                with open(entry.path, "rb") as handle:
+                    found[rel] = hashlib.sha256(handle.read()).hexdigest()
+            else:
+                return None
+    return found
+
+
+def matches(folder: Path, expected: dict[str, str]) -> bool:
+    """Whether ``folder`` holds exactly the files of ``expected``, byte for byte (sha256)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return False
+    return manifest(folder) == expected

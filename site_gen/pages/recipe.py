@@ -1,0 +1,44 @@
+"""One recipe across all GPUs: a comparison chart, a table, formulas and kernels per mode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofline.recipes import Recipe
+from site_gen import charts, rows, spec_rows
+from site_gen.context import Table, recipe_page, rel
+from site_gen.formulas import Formula
+from site_gen.pages.base import PageOutput, SiteInput, page
+
+
+@dataclass(frozen=True)
+class ModeSection:
+    """One mode's part of a recipe page."""
+
+    mode: str
+    chart: str | None  # link to the comparison chart; None when no GPU can compute it
+    table: Table
+    formulas: list[Formula]
+    kernels: Table
+
+
+def render(site: SiteInput, recipe: Recipe) -> PageOutput:
+    """The recipe's page, its tables' exports and its comparison charts."""
+    path = recipe_page(recipe.name)
+    sections, jobs = [], []
+    for mode in recipe.modes:
+        results = [site.atlas.get(g.name, mode, recipe.name) for g in site.atlas.gpus]
+        chart = charts.compare_chart(recipe, mode, results)
+        if chart is not None:
+            jobs.append(chart)
+        sections.append(ModeSection(
+            mode=mode.value, chart=None if chart is None else rel(chart.path, path),
+            table=rows.recipe_gpus_table(results, path, mode.value),
+            formulas=site.symbolic[(mode.value, recipe.name)],
+            kernels=spec_rows.kernels_table(recipe, mode, f"{mode.value}-kernels"),
+        ))  # fmt: skip
+    tables = [t for s in sections for t in (s.table, s.kernels)]
+    out = page(path, "recipe.md.j2", tables, recipe=recipe,
+               intro=spec_rows.recipe_intro(recipe), sections=sections)  # fmt: skip
+    out.charts = jobs
+    return out

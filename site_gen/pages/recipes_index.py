@@ -1,0 +1,15 @@
+"""The recipe list."""
+
+from __future__ import annotations
+
+from site_gen import spec_rows
+from site_gen.context import GEN
+from site_gen.pages.base import PageOutput, SiteInput, page
+
+PAGE = f"{GEN}/recipes/index.md"
+
+
+def render(site: SiteInput) -> PageOutput:
+    """Every recipe of the registry."""
+    table = spec_rows.recipes_table(PAGE)
+    return page(PAGE, "recipes_index.md.j2", [table], table=table)

@@ -1,0 +1,21 @@
+"""All GPUs side by side, the capability matrix and the spec file format."""
+
+from __future__ import annotations
+
+from site_gen import spec_rows
+from site_gen.context import GEN
+from site_gen.pages.base import PageOutput, SiteInput, page
+
+PAGE = f"{GEN}/specs.md"
+
+
+def render(site: SiteInput) -> PageOutput:
+    """The Specs page and its tables' exports."""
+    specs = site.atlas.specs
+    keys, top = spec_rows.gpu_keys_table(), spec_rows.top_keys_table()
+    caps = spec_rows.capability_table(specs, PAGE)
+    side = spec_rows.side_by_side_table(site.atlas.gpus, PAGE)
+    return page(
+        PAGE, "specs.md.j2", [keys, top, caps, side], keys=keys, top=top, cap_table=caps,
+        side=side, origin=specs.origin, warnings=[str(w) for w in specs.warnings],
+    )  # fmt: skip

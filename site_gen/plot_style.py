@@ -1,0 +1,97 @@
+"""Shared building blocks of the charts: palettes, matplotlib settings, SVG output, axes.
+
+Colour-blind safe palettes (Okabe-Ito for lines and categories, Paul Tol's muted set for
+stacked terms); one rcParams set for every chart; deterministic SVG (no date, fixed ids).
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import FixedLocator, FuncFormatter
+
+OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
+TOL_MUTED = (
+    "#332288",
+    "#88CCEE",
+    "#44AA99",
+    "#117733",
+    "#999933",
+    "#DDCC77",
+    "#CC6677",
+    "#882255",
+    "#AA4499",
+    "#BBBBBB",
+)
+BF16_GREY = "#DDDDDD"
+WIDTH_IN = 7.6
+
+RC = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "roofline-atlas",
+    "font.family": "DejaVu Sans",
+    "font.size": 10,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "figure.facecolor": "white",
+    "axes.facecolor": "white",
+    "savefig.facecolor": "white",
+    "axes.grid": True,
+    "grid.color": "#E5E5E5",
+    "grid.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "path.simplify": True,
+    "axes.titley": 1.01,  # fixed title position: skips a costly layout pass per chart
+    # Titles and legends carry GPU names from spec files: a "$" must stay a dollar sign,
+    # never start mathtext (which would fail the build or draw something else).
+    "text.parse_math": False,
+}
+plt.rcParams.update(RC)
+
+
+def to_svg(fig: plt.Figure, close: bool = True) -> str:
+    """Serialize ``fig`` (closing it unless reused); no date, fixed ids: byte-stable output."""
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
+    if close:
+        plt.close(fig)
+    return buffer.getvalue()
+
+
+def human_size(value: float) -> str:
+    """1024 -> 1k, 65536 -> 64k, 300 -> 300."""
+    value = round(value)
+    if value >= 1024 and value % 1024 == 0:
+        return f"{value // 1024}k"
+    return str(value)
+
+
+def log2_axis(axis, lo: float, hi: float, max_ticks: int = 16) -> None:
+    """Ticks at integer log2 positions, labelled 256, 1k, 4k ...; every other one if crowded."""
+    ticks = np.arange(np.ceil(lo), np.floor(hi) + 1)
+    if len(ticks) > max_ticks:
+        ticks = ticks[::2]
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(lambda x, _pos: human_size(2.0**x)))
+
+
+def mark_shape(ax, mark: tuple[int, int], colour: str, label: str | None = None) -> None:
+    """A star at (log2 M, log2 K=N): the canonical shape on heatmaps and decision maps."""
+    ax.plot(np.log2(mark[0]), np.log2(mark[1]), marker="*", markersize=12, color=colour,
+            markeredgecolor="black", linestyle="none", label=label)  # fmt: skip
+
+
+def bar_polygons(left: np.ndarray, width: np.ndarray, y: np.ndarray, height: float
+                  ) -> np.ndarray:  # fmt: skip
+    """Corners of horizontal bars, shape (bars, 4, 2)."""
+    x0, x1, y0, y1 = left, left + width, y - height / 2, y + height / 2
+    return np.stack([np.stack([x0, y0], -1), np.stack([x1, y0], -1),
+                     np.stack([x1, y1], -1), np.stack([x0, y1], -1)], axis=1)  # fmt: skip

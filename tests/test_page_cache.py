@@ -1,0 +1,154 @@
+"""The mkdocs page cache: a page is re-made exactly when something it shows changed.
+
+Each test builds a three-page mkdocs project (material theme, search, strict) with
+``site_gen.build.run_mkdocs`` and compares the cached builds with uncached ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from site_gen.build import run_mkdocs
+from site_gen.cache import BuildCache
+
+MKDOCS_YML = """\
+site_name: Page cache test
+theme:
+  name: material
+  features: [navigation.sections]
+plugins: [search]
+markdown_extensions:
+  - pymdownx.snippets:
+      check_paths: true
+exclude_docs: |
+  generated/_snippets/
+validation:
+  links: {unrecognized_links: warn, anchors: warn}
+"""
+PAGES = {
+    "index.md": "# Home\n\nSee [one](one.md#details) and [the data](generated/data.csv).\n",
+    "one.md": "# One\n\n## Details\n\nFirst page, $x$.\n",
+    "two.md": "# Two\n\nSecond page.\n",
+}
+
+
+def _project(folder: Path, pages: dict[str, str], snippet: str = "Included.\n") -> Path:
+    docs = folder / "docs"
+    (docs / "generated" / "_snippets").mkdir(parents=True)
+    for name, text in pages.items():
+        (docs / name).write_text(text, "utf-8")
+    (docs / "generated" / "data.csv").write_text("a,b\n1,2\n", "utf-8")
+    (docs / "generated" / "_snippets" / "part.md.txt").write_text(snippet, "utf-8")
+    (folder / "mkdocs.yml").write_text(MKDOCS_YML, "utf-8")
+    return folder / "mkdocs.yml"
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def _build(folder: Path, pages: dict[str, str], cache: BuildCache, snippet: str = "Included.\n"
+           ) -> dict[str, bytes]:  # fmt: skip
+    site = folder / "site"
+    run_mkdocs(site, _project(folder, pages, snippet), cache)
+    return _tree(site)
+
+
+@pytest.fixture(autouse=True)
+def _reproducible(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764000000")
+    monkeypatch.delenv("ROOFLINE_ATLAS_SITE_URL", raising=False)
+
+
+def _cached_and_clean(tmp: Path, pages: dict[str, str], name: str, snippet: str = "Included.\n"
+                      ) -> tuple[dict, dict, BuildCache]:  # fmt: skip
+    cache = BuildCache(root=tmp / "cache")
+    cached = _build(tmp / f"{name}-cached", pages, cache, snippet)
+    clean = _build(tmp / f"{name}-clean", pages, BuildCache(enabled=False), snippet)
+    return cached, clean, cache
+
+
+def test_an_unchanged_project_is_served_whole_from_the_cache(tmp_path: Path) -> None:
+    first, clean, cache = _cached_and_clean(tmp_path, PAGES, "a")
+    assert first == clean
+    assert cache.misses["pages"] == 6 and cache.hits["pages"] == 0  # 3 bodies, 3 HTML
+    again, _, cache = _cached_and_clean(tmp_path, PAGES, "b")
+    assert (cache.hits["pages"], cache.misses["pages"]) == (6, 0)
+    assert again == first
+    index = json.loads(again["search/search_index.json"])
+    assert {doc["location"] for doc in index["docs"]} >= {"", "one/", "one/#details", "two/"}
+
+
+def test_an_edited_body_re_makes_that_page_only(tmp_path: Path) -> None:
+    _cached_and_clean(tmp_path, PAGES, "warm")
+    edited = {**PAGES, "two.md": "# Two\n\nSecond page, edited.\n"}
+    cached, clean, cache = _cached_and_clean(tmp_path, edited, "edited")
+    assert cached == clean
+    assert cache.misses["pages"] == 2  # its body and its HTML
+    assert cache.hits["pages"] == 4
+
+
+def test_a_new_title_re_makes_every_page_that_shows_it(tmp_path: Path) -> None:
+    _cached_and_clean(tmp_path, PAGES, "warm")
+    renamed = {**PAGES, "two.md": "# Second\n\nSecond page.\n"}
+    cached, clean, cache = _cached_and_clean(tmp_path, renamed, "renamed")
+    assert cached == clean
+    assert b"Second" in cached["index.html"]  # in every page's navigation
+    assert b"Two" not in cached["index.html"]
+    assert cache.misses["pages"] == 1 + 3  # the renamed body; all HTML (nav changed)
+
+
+def test_a_page_with_snippets_follows_the_included_file(tmp_path: Path) -> None:
+    pages = {**PAGES, "two.md": '# Two\n\n--8<-- "generated/_snippets/part.md.txt"\n'}
+    first, clean, _ = _cached_and_clean(tmp_path, pages, "a", "Part one.\n")
+    assert first == clean and b"Part one." in first["two/index.html"]
+    cached, clean, cache = _cached_and_clean(tmp_path, pages, "b", "Part two.\n")
+    assert cached == clean and b"Part two." in cached["two/index.html"]
+    assert cache.misses["pages"] == 2  # two.md's body and HTML
+
+
+@pytest.mark.parametrize(
+    ("page", "snippet"),
+    [
+        ("# Two\n\n--8<--\ngenerated/_snippets/part.md.txt\n--8<--\n", "Part {}.\n"),
+        ('# Two\n\n--8<-- "generated/_snippets/part.md.txt"\n',
+         'Part {}.\n\n--8<-- "generated/data.csv"\n'),
+    ],
+    ids=["block form", "nested"],
+)  # fmt: skip
+def test_a_page_with_other_snippet_forms_is_always_rendered(tmp_path, page, snippet) -> None:
+    pages = {**PAGES, "two.md": page}
+    _cached_and_clean(tmp_path, pages, "a", snippet.format("one"))
+    cached, clean, cache = _cached_and_clean(tmp_path, pages, "b", snippet.format("two"))
+    assert cached == clean and b"Part two." in cached["two/index.html"]
+    assert cache.hits["pages"] + cache.misses["pages"] == 5  # no body lookup for two.md
+    assert cache.misses["pages"] == 1  # its HTML (the content changed)
+
+
+def test_a_removed_anchor_still_fails_a_strict_build(tmp_path: Path) -> None:
+    from mkdocs.exceptions import Abort
+
+    _cached_and_clean(tmp_path, PAGES, "warm")
+    broken = {**PAGES, "one.md": "# One\n\n## Other\n\nFirst page.\n"}
+    cache = BuildCache(root=tmp_path / "cache")
+    with pytest.raises(Abort, match="strict"):
+        _build(tmp_path / "broken", broken, cache)  # index.md's body is cached: still checked
+    stored = sorted((cache.entries / "pages").glob("*.pkl"))
+    with pytest.raises(Abort, match="strict"):
+        _build(tmp_path / "broken-again", broken, BuildCache(root=tmp_path / "cache"))
+    assert sorted((cache.entries / "pages").glob("*.pkl")) == stored  # nothing stored
+
+
+def test_generated_static_files_are_linked_not_copied(tmp_path: Path) -> None:
+    _build(tmp_path / "p", PAGES, BuildCache(root=tmp_path / "cache"))
+    source = tmp_path / "p" / "docs" / "generated" / "data.csv"
+    assert os.path.samefile(source, tmp_path / "p" / "site" / "generated" / "data.csv")
+    _build(tmp_path / "q", PAGES, BuildCache(enabled=False))
+    assert not os.path.samefile(
+        tmp_path / "q" / "docs" / "generated" / "data.csv",
+        tmp_path / "q" / "site" / "generated" / "data.csv",
+    )

@@ -24,6 +24,7 @@ import os
 from dataclasses import dataclass
 
 from roofline import latex as latex_printer
+from roofline import site_paths
 from roofline.formulas import (
     MODEL_VERSION,
     QUANTITY_LATEX,
@@ -41,7 +42,7 @@ DEFAULT_SITE_URL = "https://roofline-atlas.example/"
 SITE_URL_ENV = "ROOFLINE_ATLAS_SITE_URL"
 
 #: Site path of the equation index page.
-EQUATIONS_PATH = "equations/"
+EQUATIONS_PATH = site_paths.url_path(site_paths.EQUATIONS_PAGE)
 
 HASH_DIGITS = 8
 
@@ -99,7 +100,8 @@ def equations_url(anchor: str) -> str:
 
 def gpu_recipe_url(gpu: str, mode: Mode, recipe: str, anchor: str) -> str:
     """Permalink of an instantiated formula on its GPU x mode x recipe page."""
-    return f"{site_url()}generated/gpus/{slug(gpu)}/{mode.value}-{recipe}/#{anchor}"
+    page = site_paths.recipe_result_page(gpu, mode, recipe)
+    return f"{site_url()}{site_paths.url_path(page)}#{anchor}"
 
 
 def cite_snippet(anchor: str, caption: str, lhs: str, latex: str, url: str) -> str:

@@ -4,7 +4,7 @@
 the build goes. The pieces live beside it:
 
 * :mod:`site_gen.guard`: the site-folder guard and the build lock (before any write);
-* :mod:`site_gen.staging`: the private staging folders, writing the generated files into
+* :mod:`site_gen.write`: the private staging folders, writing the generated files into
   them (hard links for unchanged ones) and the final swap by renames;
 * :mod:`site_gen.keys`: the cache keys, and the digest of every input of a build with the
   manifests of what it wrote: a rebuild whose inputs are unchanged and whose site and
@@ -31,7 +31,7 @@ from roofline.errors import RooflineError
 from site_gen import config, keys
 from site_gen.cache import BuildCache, digest, model_digest
 from site_gen.guard import MARKER, BuildError, build_lock, check_site_dir, marker_text
-from site_gen.staging import (
+from site_gen.write import (
     Staging,
     make_staging,
     remove_stale_staging,

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import numpy as np
 
-from roofline import guidance
+from roofline import guidance, site_paths
 from roofline.cite import formula_id, slug  # noqa: F401  (re-exported for templates)
 from roofline.recipes import Mode
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent
 DOCS_DIR = REPO_ROOT / "docs"
-GENERATED_DIRNAME = "generated"
+GENERATED_DIRNAME = site_paths.GENERATED_DIRNAME
 MKDOCS_YML = REPO_ROOT / "mkdocs.yml"
 
 #: The shape the home page and the GPU pages quote first.
@@ -48,8 +48,6 @@ HEAT_KN = _round_to(2.0**HEAT_KN_LOG2, 128)  # blockwise needs multiples of 128
 CURVE_M = guidance.BREAK_EVEN_M_GRID  # the curves are what break-even M is read from
 
 
-def recipe_page_name(mode: Mode, recipe: str) -> str:
-    """File stem of a GPU x mode x recipe page, e.g. ``training-rowwise``."""
-    return f"{mode.value}-{recipe}"
+recipe_page_name = site_paths.recipe_page_name
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
+from roofline import site_paths
 from roofline.capability import Support
 from roofline.recipes import Mode
 from roofline.specs import GpuSpec
@@ -20,23 +21,21 @@ GEN = config.GENERATED_DIRNAME
 
 
 def gpu_dir(gpu: GpuSpec) -> str:
-    """Docs-relative folder of a GPU's pages."""
-    return f"{GEN}/gpus/{config.slug(gpu.name)}"
+    """Docs-relative folder of a GPU's pages (the scheme: :mod:`roofline.site_paths`)."""
+    return site_paths.gpu_dir(gpu.name)
 
 
 def gpu_page(gpu: GpuSpec) -> str:
     """Docs-relative path of a GPU page."""
-    return f"{gpu_dir(gpu)}/index.md"
+    return site_paths.gpu_page(gpu.name)
 
 
 def recipe_result_page(gpu: GpuSpec, mode: Mode, recipe: str) -> str:
     """Docs-relative path of a GPU x mode x recipe page."""
-    return f"{gpu_dir(gpu)}/{config.recipe_page_name(mode, recipe)}.md"
+    return site_paths.recipe_result_page(gpu.name, mode, recipe)
 
 
-def recipe_page(recipe: str) -> str:
-    """Docs-relative path of a recipe page."""
-    return f"{GEN}/recipes/{recipe}.md"
+recipe_page = site_paths.recipe_page
 
 
 def rel(target: str, page: str) -> str:

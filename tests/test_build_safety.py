@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from browser.site_fixtures import ROOT, SMALL_SPECS, make_root, require_katex
 
-from site_gen import assets, keys, staging
+from site_gen import assets, keys, write
 from site_gen.build import (
     MARKER,
     PLACEHOLDER_SVG,
@@ -189,7 +189,7 @@ def test_unwritable_site_folder_is_one_line(layout, monkeypatch) -> None:
     def denied(*_args, **_kwargs):
         raise PermissionError(13, "Permission denied", str(layout["tmp"] / "ro"))
 
-    monkeypatch.setattr(staging, "staging_folder", denied)
+    monkeypatch.setattr(write, "staging_folder", denied)
     with pytest.raises(BuildError, match="Permission denied") as info:
         build(str(SMALL_SPECS), layout["tmp"] / "ro" / "site", root=layout["root"], cache=cache)
     assert "\n" not in str(info.value) and str(layout["tmp"] / "ro") in str(info.value)
@@ -493,7 +493,7 @@ def test_generated_paths_cannot_leave_the_generated_folder(tmp_path) -> None:
     for bad in ("generated/../x.md", "generated//x.md", "generated/./x.md", "other/x.md",
                 "generated/a/../../x.md"):  # fmt: skip
         with pytest.raises(ValueError, match="generated path"):
-            staging.write_generated({bad: "x"}, {}, docs)
+            write.write_generated({bad: "x"}, {}, docs)
     assert not (tmp_path / "x.md").exists() and not (docs / "x.md").exists()
 
 
@@ -505,14 +505,14 @@ def test_unchanged_files_are_linked_and_changed_ones_written(tmp_path) -> None:
     (previous / "link.txt").symlink_to(previous / "same.txt")
     out = tmp_path / "out"
     out.mkdir()
-    assert staging.put_file(out / "same.txt", b"same", previous / "same.txt") is True
-    assert staging.put_file(out / "old.txt", b"new", previous / "old.txt") is False
-    assert staging.put_file(out / "link.txt", b"same", previous / "link.txt") is False
-    assert staging.put_file(out / "none.txt", b"x", previous / "absent.txt") is False
+    assert write.put_file(out / "same.txt", b"same", previous / "same.txt") is True
+    assert write.put_file(out / "old.txt", b"new", previous / "old.txt") is False
+    assert write.put_file(out / "link.txt", b"same", previous / "link.txt") is False
+    assert write.put_file(out / "none.txt", b"x", previous / "absent.txt") is False
     assert os.path.samefile(out / "same.txt", previous / "same.txt")
     assert (out / "old.txt").read_bytes() == b"new" and not (out / "link.txt").is_symlink()
     # A replacement is a rename: the linked twin keeps its bytes.
-    staging.replace_file(out / "same.txt", b"changed")
+    write.replace_file(out / "same.txt", b"changed")
     assert (previous / "same.txt").read_bytes() == b"same"
     assert (out / "same.txt").read_bytes() == b"changed"
 

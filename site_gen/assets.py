@@ -110,26 +110,31 @@ def integrity(path: Path) -> str:
     return "sha512-" + base64.b64encode(sha.digest()).decode("ascii")
 
 
-def npm_pack(dest: Path) -> Path:
-    """``npm pack katex@<KATEX_VERSION>`` into ``dest``; the tarball's path."""
+def npm_pack_package(name: str, version: str, dest: Path) -> Path:
+    """``npm pack <name>@<version>`` into ``dest``; the tarball's path (AssetError if not)."""
     npm = shutil.which("npm")
     if npm is None:
         raise AssetError(
-            f"KaTeX is needed to render formulas but is not cached at {cache_dir()} and "
-            "`npm` is not installed. Install Node.js/npm (Debian: `apt-get install -y npm`) "
-            f"or place the tarball there (`npm pack katex@{KATEX_VERSION}`)."
+            f"{name} is needed but is not cached at {cache_dir()} and `npm` is not installed. "
+            "Install Node.js/npm (Debian: `apt-get install -y npm`) or place the tarball "
+            f"there (`npm pack {name}@{version}`)."
         )
     proc = subprocess.run(
-        [npm, "pack", f"katex@{KATEX_VERSION}", "--pack-destination", str(dest)],
+        [npm, "pack", f"{name}@{version}", "--pack-destination", str(dest)],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
-    tarball = dest / f"katex-{KATEX_VERSION}.tgz"
+    tarball = dest / f"{name}-{version}.tgz"
     if proc.returncode != 0 or not tarball.is_file():
         raise AssetError(
-            f"`npm pack katex@{KATEX_VERSION}` failed (exit {proc.returncode}); is the npm "
+            f"`npm pack {name}@{version}` failed (exit {proc.returncode}); is the npm "
             f"registry reachable?\n{proc.stderr.strip()[-2000:]}"
         )
     return tarball
+
+
+def npm_pack(dest: Path) -> Path:
+    """``npm pack katex@<KATEX_VERSION>`` into ``dest``; the tarball's path."""
+    return npm_pack_package("katex", KATEX_VERSION, dest)
 
 
 def _fetch_verified(tarball: Path) -> None:

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
 
-from site_gen.assets import cache_dir, integrity, staging_folder
+from site_gen.assets import AssetError, cache_dir, integrity, npm_pack_package, staging_folder
 
 AXE_VERSION = "4.14.1"
 #: ``dist.integrity`` of axe-core@4.14.1 on registry.npmjs.org.
@@ -24,18 +23,12 @@ AXE_INTEGRITY = (
 
 
 def _fetch(tarball: Path) -> None:
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.skip(f"npm is not installed and axe-core is not cached at {tarball}")
     private = staging_folder(tarball.parent, "axe-core")
     try:
-        proc = subprocess.run(
-            [npm, "pack", f"axe-core@{AXE_VERSION}", "--pack-destination", str(private)],
-            capture_output=True, text=True, timeout=300, check=False,
-        )  # fmt: skip
-        fetched = private / f"axe-core-{AXE_VERSION}.tgz"
-        if proc.returncode != 0 or not fetched.is_file():
-            pytest.skip(f"`npm pack axe-core@{AXE_VERSION}` failed: {proc.stderr.strip()[-500:]}")
+        try:
+            fetched = npm_pack_package("axe-core", AXE_VERSION, private)
+        except AssetError as exc:
+            pytest.skip(str(exc)[:500])
         got = integrity(fetched)
         assert got == AXE_INTEGRITY, f"axe-core tarball sha512 {got} is not npm's integrity"
         os.replace(fetched, tarball)

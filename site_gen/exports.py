@@ -37,11 +37,6 @@ GEN = config.GENERATED_DIRNAME
 DATA_DIR = f"{GEN}/data"
 
 
-def plain(cell: object) -> object:
-    """A cell as data: a link's text, a code span's content (:func:`site_gen.safe.plain`)."""
-    return safe.plain(cell)
-
-
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime.date):
         return value.isoformat()
@@ -59,14 +54,14 @@ def dumps(value: Any) -> str:
 def table_rows(table: Table) -> list[list[object]]:
     """The exported rows: full-precision values when the table has them, else plain text."""
     rows = table.raw if table.raw is not None else table.rows
-    return [[plain(c) for c in row] for row in rows]
+    return [[safe.plain(c) for c in row] for row in rows]
 
 
 def table_csv(table: Table) -> str:
     """CSV with a header row; floats as repr."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([safe.csv_cell(plain(h)) for h in table.header])
+    writer.writerow([safe.csv_cell(safe.plain(h)) for h in table.header])
     for row in table_rows(table):
         writer.writerow([repr(c) if isinstance(c, float) else safe.csv_cell(c) for c in row])
     return out.getvalue()
@@ -74,7 +69,7 @@ def table_csv(table: Table) -> str:
 
 def table_json(table: Table) -> str:
     """``{"columns": [...], "data": [[...], ...]}``: ``pandas.read_json(orient="split")``."""
-    return dumps({"columns": [plain(h) for h in table.header], "data": table_rows(table)})
+    return dumps({"columns": [safe.plain(h) for h in table.header], "data": table_rows(table)})
 
 
 def export_dir(page: str) -> str:

@@ -89,8 +89,7 @@ def unknown(kind: str, name: str, choices: Iterable[str]) -> UnknownNameError:
 # the Arabic letter mark, line/paragraph separators, the BOM). Zero-width joiners stay:
 # emoji and several scripts need them.
 _UNPRINTABLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029"
-    "\u202a-\u202e\u2066-\u2069\ufeff]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]"
 )
 
 
@@ -116,3 +115,34 @@ def spreadsheet_safe(cell: str) -> str:
     """A CSV text cell a spreadsheet shows as text: a leading ``'`` before ``= + - @`` (and
     tab, CR), as OWASP's CSV-injection advice says. Only for text cells, never numbers."""
     return "'" + cell if cell.startswith(_FORMULA_START) else cell
+
+
+@dataclass(frozen=True)
+class DataProblem:
+    """One problem in a data file other than the spec database (calibration, measurements):
+    the file, the entry (a set id or GPU name), the field, the expected form and what was
+    found."""
+
+    file: str
+    entry: str | None
+    field: str | None
+    expected: str
+    received: str
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.entry:
+            where += f": {self.entry}"
+        if self.field:
+            where += f": field {self.field!r}"
+        return printable(f"{where}: expected {self.expected}, received {self.received}")
+
+
+class DataFileError(RooflineError):
+    """A data file with errors; carries every problem found, reported together."""
+
+    def __init__(self, kind: str, problems: Iterable[DataProblem]) -> None:
+        self.problems = tuple(problems)
+        lines = [f"{len(self.problems)} problem(s) in {kind}:"]
+        lines += [f"  {p}" for p in self.problems]
+        super().__init__("\n".join(lines))

@@ -13,7 +13,7 @@ import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sympy
@@ -24,7 +24,10 @@ from roofline.formulas import QUANTITY_SYMBOLS, Quantity, RooflineModel, build_m
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.shapes import dim_error, dim_in_range
 from roofline.specs import GpuSpec, SpecDatabase, load_specs
-from roofline.symbols import HARDWARE_SYMBOLS, SHAPE_SYMBOLS
+from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, SHAPE_SYMBOLS
+
+if TYPE_CHECKING:
+    from roofline.calibration.params import CalibratedParameters
 
 TRAINING_COLUMNS: tuple[str, ...] = (
     "fwd_M",
@@ -76,12 +79,25 @@ class CompiledModel:
     _speedup_fn: Any
 
     def term_times(
-        self, gpu: GpuSpec, m: np.ndarray, k: np.ndarray, n: np.ndarray
+        self,
+        gpu: GpuSpec,
+        m: np.ndarray,
+        k: np.ndarray,
+        n: np.ndarray,
+        calibration: CalibratedParameters | None = None,
     ) -> dict[str, np.ndarray]:
-        """Seconds per term (GEMM or kernel), keyed by the term's stable key."""
+        """Seconds per term (GEMM or kernel), keyed by the term's stable key.
+
+        A calibrated model needs ``calibration``: the GPU's calibrated parameters.
+        """
         hardware = gpu.hardware_values()
         # A parameter the model does not use may be absent (fp4 on an fp8-only GPU).
         args = [hardware.get(hw.spec_key, np.nan) for hw in HARDWARE_SYMBOLS]
+        if self.model.calibrated:
+            if calibration is None:
+                raise ValueError("a calibrated model needs the GPU's calibrated parameters")
+            numbers = calibration.numbers()
+            args += [numbers[hw.spec_key] for hw in CALIBRATION_SYMBOLS]
         results = self._fn(m, k, n, *args)
         shape = np.broadcast(m, k, n).shape
         return {
@@ -103,9 +119,10 @@ class CompiledModel:
 
 
 @functools.cache
-def _compile(mode: Mode, recipe: Recipe, fusion: bool) -> CompiledModel:
-    model = build_model(mode, recipe, fusion)
-    args = [*SHAPE_SYMBOLS, *(hw.symbol for hw in HARDWARE_SYMBOLS)]
+def _compile(mode: Mode, recipe: Recipe, fusion: bool, calibrated: bool = False) -> CompiledModel:
+    model = build_model(mode, recipe, fusion, calibrated=calibrated)
+    symbols = (*HARDWARE_SYMBOLS, *CALIBRATION_SYMBOLS) if calibrated else HARDWARE_SYMBOLS
+    args = [*SHAPE_SYMBOLS, *(hw.symbol for hw in symbols)]
     exprs = [term.expr for term in model.terms]
     fn = sympy.lambdify(args, exprs, modules="numpy", cse=True)
     speedup = sympy.lambdify(
@@ -114,10 +131,12 @@ def _compile(mode: Mode, recipe: Recipe, fusion: bool) -> CompiledModel:
     return CompiledModel(model, fn, speedup)
 
 
-def compile_model(mode: Mode | str, recipe: Recipe | str, fusion: bool = False) -> CompiledModel:
-    """The compiled model for (mode, recipe, fusion); compiled once per process."""
+def compile_model(
+    mode: Mode | str, recipe: Recipe | str, fusion: bool = False, calibrated: bool = False
+) -> CompiledModel:
+    """The compiled model for (mode, recipe, fusion, calibrated); compiled once per process."""
     mode = Mode.parse(mode)
-    return _compile(mode, get_recipe(recipe, mode), bool(fusion))
+    return _compile(mode, get_recipe(recipe, mode), bool(fusion), bool(calibrated))
 
 
 def as_shape_array(name: str, values: Any) -> np.ndarray:
@@ -226,6 +245,7 @@ def evaluate(
     *,
     fusion: bool = False,
     specs: str | os.PathLike[str] | SpecDatabase | None = None,
+    calibrated: bool = False,
 ) -> dict[str, np.ndarray]:
     """Roofline columns for every shape, keyed by the CLI's (torchao's) column names.
 
@@ -234,6 +254,10 @@ def evaluate(
     path, or None for the bundled database. A recipe the GPU lacks natively warns with
     :class:`HypotheticalWarning`; one whose formats the GPU cannot compute raises
     :class:`~roofline.errors.UnsupportedError`.
+
+    ``calibrated=True`` returns the same columns from the calibrated model
+    (:mod:`roofline.calibration`): efficiencies measured per format and kernel kind and
+    fixed latencies fitted on public measurements. The default is torchao's model.
     """
     mode = Mode.parse(mode)
     recipe = get_recipe(recipe, mode)
@@ -241,16 +265,38 @@ def evaluate(
     verdict = require(spec, recipe, mode)
     if verdict.support is Support.HYPOTHETICAL:
         warnings.warn(verdict.reason, HypotheticalWarning, stacklevel=2)
-    return evaluate_columns(spec, mode, recipe, M, K, N, fusion=fusion)
+    calibration = calibration_of(spec, specs) if calibrated else None
+    return evaluate_columns(spec, mode, recipe, M, K, N, fusion=fusion, calibration=calibration)
+
+
+def calibration_of(
+    spec: GpuSpec, specs: str | os.PathLike[str] | SpecDatabase | None = None
+) -> CalibratedParameters:
+    """The calibrated parameters of ``spec``; fallbacks are averaged over ``specs``'s GPUs
+    (the bundled database when None)."""
+    from roofline.calibration.params import calibration_for  # keeps imports one-way
+
+    return calibration_for(spec, resolve_specs(specs))
 
 
 def evaluate_columns(
-    spec: GpuSpec, mode: Mode, recipe: Recipe, M: Any, K: Any, N: Any, *, fusion: bool = False
+    spec: GpuSpec,
+    mode: Mode,
+    recipe: Recipe,
+    M: Any,
+    K: Any,
+    N: Any,
+    *,
+    fusion: bool = False,
+    calibration: CalibratedParameters | None = None,
 ) -> dict[str, np.ndarray]:
-    """:func:`evaluate` without lookups, capability checks or warnings (callers did them)."""
+    """:func:`evaluate` without lookups, capability checks or warnings (callers did them).
+
+    With ``calibration`` (the GPU's calibrated parameters), the calibrated model's columns.
+    """
     m, k, n = _checked_shapes(recipe, M, K, N)
-    compiled = _compile(mode, recipe, bool(fusion))
-    totals = compiled.totals(compiled.term_times(spec, m, k, n))
+    compiled = _compile(mode, recipe, bool(fusion), calibration is not None)
+    totals = compiled.totals(compiled.term_times(spec, m, k, n, calibration))
     out: dict[str, np.ndarray] = {
         "fwd_M": m.astype(np.int64),
         "fwd_K": k.astype(np.int64),
@@ -274,9 +320,12 @@ def evaluate_terms(
     N: Any,
     *,
     fusion: bool = False,
+    calibration: CalibratedParameters | None = None,
 ) -> dict[str, np.ndarray]:
-    """Seconds per GEMM and cast kernel (the breakdown behind the columns)."""
+    """Seconds per GEMM and cast kernel (the breakdown behind the columns); with
+    ``calibration``, the calibrated model's."""
     mode = Mode.parse(mode)
     recipe = get_recipe(recipe, mode)
     m, k, n = _checked_shapes(recipe, M, K, N)
-    return _compile(mode, recipe, bool(fusion)).term_times(spec, m, k, n)
+    compiled = _compile(mode, recipe, bool(fusion), calibration is not None)
+    return compiled.term_times(spec, m, k, n, calibration)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import enum
 import functools
 from dataclasses import dataclass
+from typing import Protocol
 
 import sympy
 
@@ -78,10 +79,14 @@ class GemmTime:
 
     compute: sympy.Expr
     memory: sympy.Expr
+    # The calibrated model adds a fixed latency instead of torchao's launch floor.
+    latency: sympy.Expr | None = None
 
     @functools.cached_property
     def total(self) -> sympy.Expr:
-        """max(compute, memory, launch floor)."""
+        """max(compute, memory, launch floor), or latency + max(compute, memory)."""
+        if self.latency is not None:
+            return self.latency + sympy.Max(self.compute, self.memory)
         return sympy.Max(self.compute, self.memory, T_LAUNCH.symbol)
 
 
@@ -141,6 +146,7 @@ class RooflineModel:
     recipe: Recipe
     fusion: bool
     terms: tuple[Term, ...]
+    calibrated: bool = False
 
     def total(self, quantity: Quantity) -> sympy.Expr:
         """The sum of the terms in ``quantity``; the speedup for ``Quantity.SPEEDUP``."""
@@ -178,13 +184,51 @@ class RooflineModel:
         return any(t.quantity is quantity for t in self.terms)
 
 
-def _gemm_terms(mode: Mode, recipe: Recipe) -> list[Term]:
+class Timing(Protocol):
+    """How a model times its pieces: torchao's (:data:`TORCHAO_TIMING`) or the calibrated
+    model's (:mod:`roofline.calibration.terms`). Both share the term list built here."""
+
+    def gemm(
+        self, m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, recipe: Recipe
+    ) -> GemmTime:
+        """One GEMM of ``recipe`` with operands in ``fmt`` (bf16 for the baseline)."""
+        ...
+
+    def cast(self, kernel: CastKernel, fused: bool) -> sympy.Expr:
+        """One cast kernel, in the layer's M, K, N."""
+        ...
+
+    def activation(self) -> sympy.Expr:
+        """The bf16 baseline's activation kernel in inference with fusion modelling."""
+        ...
+
+
+class _TorchaoTiming:
+    """torchao 0.18's timing: max(compute, memory, launch floor) with one efficiency each."""
+
+    def gemm(
+        self, m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, recipe: Recipe
+    ) -> GemmTime:
+        scale_block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
+        return gemm_time(m, k, n, fmt, scale_block)
+
+    def cast(self, kernel: CastKernel, fused: bool) -> sympy.Expr:
+        return cast_kernel_time(kernel, fused)
+
+    def activation(self) -> sympy.Expr:
+        return bf16_activation_time()
+
+
+TORCHAO_TIMING: Timing = _TorchaoTiming()
+
+
+def _gemm_terms(mode: Mode, recipe: Recipe, timing: Timing) -> list[Term]:
     plan = recipe.plan(mode)
     terms = []
     for gemm, fmt in plan.gemm_formats.items():
         m, k, n = GEMM_DIMS[gemm]
         shape = f"{m}x{k} @ {k}x{n}"
-        base = gemm_time(m, k, n, BF16, None)
+        base = timing.gemm(m, k, n, BF16, recipe)
         terms.append(
             Term(
                 f"gemm.{gemm}.bf16",
@@ -194,8 +238,7 @@ def _gemm_terms(mode: Mode, recipe: Recipe) -> list[Term]:
                 base,
             )
         )
-        scale_block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
-        lowp = gemm_time(m, k, n, fmt, scale_block)
+        lowp = timing.gemm(m, k, n, fmt, recipe)
         terms.append(
             Term(
                 f"gemm.{gemm}.lowp",
@@ -208,7 +251,7 @@ def _gemm_terms(mode: Mode, recipe: Recipe) -> list[Term]:
     return terms
 
 
-def _cast_terms(mode: Mode, recipe: Recipe, fusion: bool) -> list[Term]:
+def _cast_terms(mode: Mode, recipe: Recipe, fusion: bool, timing: Timing) -> list[Term]:
     # Training fusion lets the first read of input and grad_output ride on the op that
     # produced them; inference fusion moves the activation into the quantize kernel,
     # which torchao models as unchanged traffic (the bf16 side pays the activation).
@@ -219,26 +262,44 @@ def _cast_terms(mode: Mode, recipe: Recipe, fusion: bool) -> list[Term]:
         counts[kernel.role] = counts.get(kernel.role, 0) + 1
         key = f"cast.{kernel.role}.{counts[kernel.role]}"
         label = f"{kernel.role}: {kernel.description}"
-        terms.append(Term(key, label, Quantity.OVERHEAD, cast_kernel_time(kernel, fused)))
+        terms.append(Term(key, label, Quantity.OVERHEAD, timing.cast(kernel, fused)))
     return terms
 
 
-def build_model(mode: Mode | str, recipe: Recipe | str, fusion: bool = False) -> RooflineModel:
-    """The symbolic model for ``recipe`` in ``mode``; cached, so built once per process."""
-    mode = Mode.parse(mode)
-    return _build_model(mode, get_recipe(recipe, mode), bool(fusion))
-
-
-@functools.cache
-def _build_model(mode: Mode, recipe: Recipe, fusion: bool) -> RooflineModel:
-    terms = _gemm_terms(mode, recipe) + _cast_terms(mode, recipe, fusion)
+def assemble_model(
+    mode: Mode, recipe: Recipe, fusion: bool, timing: Timing, calibrated: bool = False
+) -> RooflineModel:
+    """The model's terms (GEMMs, cast kernels, the bf16 activation) timed by ``timing``."""
+    terms = _gemm_terms(mode, recipe, timing) + _cast_terms(mode, recipe, fusion, timing)
     if mode is Mode.INFERENCE and fusion:
         terms.append(
             Term(
                 "act.input.bf16",
                 "bf16 activation kernel (read + write M x K)",
                 Quantity.BF16_OVERHEAD,
-                bf16_activation_time(),
+                timing.activation(),
             )
         )
-    return RooflineModel(mode, recipe, fusion, tuple(terms))
+    return RooflineModel(mode, recipe, fusion, tuple(terms), calibrated)
+
+
+def build_model(
+    mode: Mode | str, recipe: Recipe | str, fusion: bool = False, calibrated: bool = False
+) -> RooflineModel:
+    """The symbolic model for ``recipe`` in ``mode``; cached, so built once per process.
+
+    ``calibrated=True`` builds the calibrated model (:mod:`roofline.calibration.terms`):
+    the same terms under the same keys, timed with measured and fitted efficiencies.
+    """
+    mode = Mode.parse(mode)
+    recipe = get_recipe(recipe, mode)
+    if calibrated:
+        from roofline.calibration.terms import build_calibrated  # it imports this module
+
+        return build_calibrated(mode, recipe, bool(fusion))
+    return _build_model(mode, recipe, bool(fusion))
+
+
+@functools.cache
+def _build_model(mode: Mode, recipe: Recipe, fusion: bool) -> RooflineModel:
+    return assemble_model(mode, recipe, fusion, TORCHAO_TIMING)

@@ -23,21 +23,31 @@ rules to its own arrays.
 Every evaluation goes through :func:`roofline.evaluate.evaluate_columns`, one vectorised
 call per GPU x mode x recipe. Recipes the GPU cannot compute (a missing peak) are
 skipped; hypothetical ones (computable, not native) are included and marked.
+
+Every function that evaluates takes ``calibrated=False``: torchao's model by default (what
+``roofline diff`` compares), the calibrated model (:mod:`roofline.calibration`) with
+``calibrated=True``, its parameters resolved against ``specs`` (the bundled database when
+None; fallbacks are averaged over its GPUs). How uncertain a calibrated number is comes
+from :func:`calibration_corners`: the assumed parameters at the ends of their ranges.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from roofline.capability import Support, classify
-from roofline.evaluate import evaluate_columns
+from roofline.evaluate import calibration_of, evaluate_columns
 from roofline.recipes import RECIPE_LIST, Mode, Recipe, get_recipe
 from roofline.shapes import llama
-from roofline.specs import GpuSpec
+from roofline.specs import GpuSpec, SpecDatabase
+
+if TYPE_CHECKING:
+    from roofline.calibration.params import CalibratedParameters
 
 #: The headline shape (M, K, N) the site and the diff quote first.
 CANONICAL_M = 8192
@@ -110,25 +120,105 @@ def rank_order(speedups: Sequence[float]) -> list[int]:
     return [int(i) for i in np.argsort(-np.asarray(speedups, dtype=float), kind="stable")]
 
 
+# -- the calibrated model: which parameters, and how uncertain ---------------------------
+
+#: The bf16 GEMM efficiency: measured (or fitted) on a GPU = the GPU has calibration data.
+BF16_EFFICIENCY = "gemm_efficiency.bf16"
+
+
+def calibration_for_gpu(
+    gpu: GpuSpec, calibrated: bool, specs: SpecDatabase | None = None
+) -> CalibratedParameters | None:
+    """The parameters :func:`~roofline.evaluate.evaluate_columns` takes for the model asked
+    for: None for torchao's, the GPU's calibrated ones (resolved against ``specs``) else."""
+    return calibration_of(gpu, specs) if calibrated else None
+
+
+def has_calibration_data(calibration: CalibratedParameters) -> bool:
+    """True when the GPU's bf16 GEMM efficiency comes from a measurement (or a fit on
+    measurements), not from a fallback: the site's test for "has calibration data"."""
+    from roofline.calibration.params import Basis  # keeps imports one-way
+
+    return calibration.values[BF16_EFFICIENCY].basis is not Basis.ASSUMED
+
+
+#: Groups of assumed parameters whose ends move together in :func:`calibration_corners`.
+CORNER_GROUPS: tuple[tuple[str, str], ...] = (
+    ("GEMM efficiencies", "gemm_efficiency."),
+    ("cast efficiencies", "cast_efficiency."),
+)
+
+
+def _group_of(key: str) -> str:
+    return next((name for name, prefix in CORNER_GROUPS if key.startswith(prefix)), key)
+
+
+def calibration_corners(calibration: CalibratedParameters) -> tuple[CalibratedParameters, ...]:
+    """The assumed parameters at the ends of their ranges: every corner of the groups.
+
+    An assumed parameter with a range (``low`` < ``high``) joins its group: the GEMM
+    efficiencies move together, because the fallbacks derive the low-precision ones from
+    the bf16 one (and their ranges from its range); the cast efficiencies move together;
+    any other parameter is a group of its own. A corner puts every group at its ``low``
+    or its ``high``; the extreme speedups over the corners (and the nominal value) are
+    the plausible range. Empty when no assumed parameter has a range wider than a point.
+    """
+    groups: dict[str, list[str]] = {}
+    for key in calibration.assumed():
+        value = calibration.values[key]
+        if value.low is None or value.high is None or value.low == value.high:
+            continue
+        groups.setdefault(_group_of(key), []).append(key)
+    if not groups:
+        return ()
+    corners = []
+    for ends in itertools.product(("low", "high"), repeat=len(groups)):
+        overrides = {
+            key: getattr(calibration.values[key], end)
+            for end, keys in zip(ends, groups.values(), strict=True)
+            for key in keys
+        }
+        corners.append(calibration.with_values(overrides))
+    return tuple(corners)
+
+
 def _speedups(
-    gpu: GpuSpec, mode: Mode, recipe: Recipe, m: Any, k: Any, n: Any, fusion: bool
+    gpu: GpuSpec,
+    mode: Mode,
+    recipe: Recipe,
+    m: Any,
+    k: Any,
+    n: Any,
+    fusion: bool,
+    calibration: CalibratedParameters | None = None,
 ) -> np.ndarray:
-    return evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion)[SPEEDUP]
+    cols = evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion, calibration=calibration)
+    return cols[SPEEDUP]
 
 
 def break_even_m(
-    gpu: GpuSpec, mode: Mode | str, recipe: Recipe | str, kn: int, fusion: bool = False
+    gpu: GpuSpec,
+    mode: Mode | str,
+    recipe: Recipe | str,
+    kn: int,
+    fusion: bool = False,
+    *,
+    calibrated: bool = False,
+    specs: SpecDatabase | None = None,
 ) -> float | None:
     """Break-even M of ``recipe`` on ``gpu`` for K = N = ``kn`` (see :func:`break_even_from_curve`).
 
     A recipe the GPU cannot compute (a missing peak) returns None: it never pays off.
+    ``calibrated=True``: of the calibrated model.
     """
     mode = Mode.parse(mode)
     recipe = get_recipe(recipe, mode)
     if classify(gpu, recipe, mode).support is Support.IMPOSSIBLE:
         return None
     grid = BREAK_EVEN_M_GRID
-    return break_even_from_curve(_speedups(gpu, mode, recipe, grid, kn, kn, fusion), grid)
+    calibration = calibration_for_gpu(gpu, calibrated, specs)
+    speedup = _speedups(gpu, mode, recipe, grid, kn, kn, fusion, calibration)
+    return break_even_from_curve(speedup, grid)
 
 
 def native_recipes(gpu: GpuSpec, mode: Mode) -> list[Recipe]:
@@ -153,19 +243,30 @@ def pick_best(speedups: dict[str, float]) -> tuple[str | None, float]:
 
 
 def best_recipe(
-    gpu: GpuSpec, mode: Mode | str, M: int, K: int, N: int, fusion: bool = False
+    gpu: GpuSpec,
+    mode: Mode | str,
+    M: int,
+    K: int,
+    N: int,
+    fusion: bool = False,
+    *,
+    calibrated: bool = False,
+    specs: SpecDatabase | None = None,
 ) -> tuple[str | None, float]:
     """The fastest native recipe at (M, K, N) and its speedup; (None, 1.0) = stay in bf16.
 
     Only recipes the GPU runs natively compete (hypothetical ones never win). A recipe
-    whose block divisibility the shape breaks is skipped.
+    whose block divisibility the shape breaks is skipped. ``calibrated=True``: by the
+    calibrated model.
     """
     mode = Mode.parse(mode)
+    calibration = calibration_for_gpu(gpu, calibrated, specs)
     speedups = {}
     for recipe in native_recipes(gpu, mode):
         if any(dict(M=M, K=K, N=N)[dim] % mult for dim, mult in recipe.divisibility):
             continue
-        speedups[recipe.name] = float(np.ravel(_speedups(gpu, mode, recipe, M, K, N, fusion))[0])
+        speedup = _speedups(gpu, mode, recipe, M, K, N, fusion, calibration)
+        speedups[recipe.name] = float(np.ravel(speedup)[0])
     return pick_best(speedups)
 
 
@@ -182,6 +283,7 @@ class RecipeGuidance:
     canonical_speedup: float
     llama_speedup: float
     break_even: dict[int, float | None]  # K = N -> M (None = never, -inf = always)
+    calibrated: bool = False  # the model: torchao's (False) or the calibrated one
 
     @property
     def native(self) -> bool:
@@ -196,6 +298,7 @@ class GpuGuidance:
     gpu: str
     recipes: dict[tuple[Mode, str], RecipeGuidance]
     best_canonical: dict[Mode, tuple[str | None, float]]
+    calibrated: bool = False  # the model: torchao's (False) or the calibrated one
 
 
 def _points() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -212,14 +315,28 @@ def _points() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def recipe_guidance(
-    gpu: GpuSpec, mode: Mode, recipe: Recipe, fusion: bool = False
+    gpu: GpuSpec,
+    mode: Mode,
+    recipe: Recipe,
+    fusion: bool = False,
+    *,
+    calibrated: bool = False,
+    specs: SpecDatabase | None = None,
+    calibration: CalibratedParameters | None = None,
 ) -> RecipeGuidance | None:
-    """Headline numbers of one combination; None when the GPU cannot compute it."""
+    """Headline numbers of one combination; None when the GPU cannot compute it.
+
+    ``calibrated=True``: of the calibrated model, with the GPU's parameters resolved
+    against ``specs``, or with ``calibration`` when given (e.g. a corner of
+    :func:`calibration_corners`; it implies the calibrated model).
+    """
     support = classify(gpu, recipe, mode).support
     if support is Support.IMPOSSIBLE:
         return None
+    if calibration is None:
+        calibration = calibration_for_gpu(gpu, calibrated, specs)
     m, k, n = _points()
-    cols = evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion)
+    cols = evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion, calibration=calibration)
     speedup = cols[SPEEDUP]
     n_llama = len(llama())
     llama_part = slice(1, 1 + n_llama)
@@ -235,11 +352,20 @@ def recipe_guidance(
         canonical_speedup=float(speedup[0]),
         llama_speedup=aggregate_speedup(cols, llama_part),
         break_even=break_even,
+        calibrated=calibration is not None,
     )
 
 
-def gpu_guidance(gpu: GpuSpec, fusion: bool = False) -> GpuGuidance:
-    """:class:`RecipeGuidance` for every computable mode x recipe of ``gpu``."""
+def gpu_guidance(
+    gpu: GpuSpec,
+    fusion: bool = False,
+    *,
+    calibrated: bool = False,
+    specs: SpecDatabase | None = None,
+) -> GpuGuidance:
+    """:class:`RecipeGuidance` for every computable mode x recipe of ``gpu``
+    (``calibrated=True``: of the calibrated model)."""
+    calibration = calibration_for_gpu(gpu, calibrated, specs)
     recipes: dict[tuple[Mode, str], RecipeGuidance] = {}
     best: dict[Mode, tuple[str | None, float]] = {}
     for mode in MODES:
@@ -247,11 +373,11 @@ def gpu_guidance(gpu: GpuSpec, fusion: bool = False) -> GpuGuidance:
         for recipe in RECIPE_LIST:
             if mode not in recipe.plans:
                 continue
-            result = recipe_guidance(gpu, mode, recipe, fusion)
+            result = recipe_guidance(gpu, mode, recipe, fusion, calibration=calibration)
             if result is None:
                 continue
             recipes[(mode, recipe.name)] = result
             if result.native:
                 native[recipe.name] = result.canonical_speedup
         best[mode] = pick_best(native)
-    return GpuGuidance(gpu.name, recipes, best)
+    return GpuGuidance(gpu.name, recipes, best, calibrated=calibration is not None)

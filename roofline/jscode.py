@@ -8,6 +8,15 @@ JavaScript printer), never written by hand. The output is one plain script that 
 times, a function of the totals returning the speedup (the structured speedup), and the
 metadata to label them; plus ``columns``, which eval column reports which total
 (from :data:`roofline.evaluate.COLUMN_QUANTITIES` and ``COLUMN_SUMS``).
+
+Each model also carries ``calibrated``: the calibrated model of the same (mode, recipe,
+fusion) (:mod:`roofline.calibration.terms`), whose function takes one more argument,
+``cal``: the GPU's calibration parameters keyed like
+:data:`roofline.symbols.CALIBRATION_SYMBOLS` (the arguments that follow the hardware
+ones in :func:`roofline.evaluate.compile_model`). Its terms have the same keys, labels
+and quantities as torchao's, so they share ``meta``; it also reports each term's fixed
+latency (``key#latency``), and names the hardware figures torchao's model uses that it
+does not (``ignores``: the efficiencies and launch floor it replaces).
 """
 
 from __future__ import annotations
@@ -21,7 +30,10 @@ from sympy.printing.jscode import JavascriptCodePrinter
 from roofline.evaluate import COLUMN_QUANTITIES, COLUMN_SUMS, columns_for
 from roofline.formulas import MODEL_VERSION, QUANTITY_SYMBOLS, RooflineModel, build_model
 from roofline.recipes import RECIPE_LIST
-from roofline.symbols import HARDWARE_SYMBOLS, SHAPE_SYMBOLS
+from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, SHAPE_SYMBOLS, HardwareSymbol
+
+# What a generated function calls its arguments; no model symbol may be named like them.
+_ARGUMENTS = ("M", "K", "N", "hw", "cal")
 
 
 class _Printer(JavascriptCodePrinter):
@@ -39,23 +51,48 @@ def model_key(mode: str, recipe: str, fusion: bool) -> str:
     return f"{mode}/{recipe}/{int(fusion)}"
 
 
+def fixed_latency(expr: sympy.Expr) -> sympy.Expr:
+    """The part of a term's time that does not grow with the shape: its summands free of
+    M, K and N (a calibrated term's fixed latency; 0 for torchao's max-with-floor terms)."""
+    shape = set(SHAPE_SYMBOLS)
+    return sympy.Add(*(a for a in sympy.Add.make_args(expr) if not a.free_symbols & shape))
+
+
 def _outputs(model: RooflineModel) -> list[tuple[str, sympy.Expr]]:
     outputs = [(term.key, term.expr) for term in model.terms]
     for term in model.terms:
         if term.gemm is not None:
             outputs += [(f"{term.key}#compute", term.gemm.compute),
                         (f"{term.key}#memory", term.gemm.memory)]  # fmt: skip
+    if model.calibrated:  # the breakdown's "latency-bound" needs the fixed part
+        outputs += [(f"{term.key}#latency", fixed_latency(term.expr)) for term in model.terms]
     return outputs
 
 
+def _parameters(model: RooflineModel, exprs: list[sympy.Expr]) -> list[tuple[str, HardwareSymbol]]:
+    """(argument object, symbol) for the parameters the function reads, in argument order:
+    the hardware figures from ``hw``, then a calibrated model's parameters from ``cal``.
+    torchao's functions read every hardware figure (as they always have); calibrated ones
+    only those ``exprs`` use, which keeps the script small."""
+    params = [("hw", hw) for hw in HARDWARE_SYMBOLS]
+    if model.calibrated:
+        used = set().union(*(expr.free_symbols for expr in exprs))
+        params = [(source, p) for source, p in params if p.symbol in used]
+        params += [("cal", p) for p in CALIBRATION_SYMBOLS if p.symbol in used]
+    for _, p in params:
+        assert p.symbol.name.isidentifier() and p.symbol.name not in _ARGUMENTS, p.symbol
+    return params
+
+
 def model_function(model: RooflineModel) -> str:
-    """One JavaScript function ``(M, K, N, hw) => {key: seconds}`` for ``model``."""
+    """One JavaScript function ``(M, K, N, hw) => {key: seconds}`` for ``model``; for a
+    calibrated model ``(M, K, N, hw, cal)``, ``cal`` mapping parameter key -> value."""
     printer = _Printer({"full_prec": True})
     outputs = _outputs(model)
     replacements, reduced = sympy.cse([expr for _, expr in outputs])
-    lines = ["function (M, K, N, hw) {"]
-    for hw in HARDWARE_SYMBOLS:
-        lines.append(f"  const {hw.symbol.name} = hw[{json.dumps(hw.spec_key)}];")
+    lines = ["function (M, K, N, hw, cal) {" if model.calibrated else "function (M, K, N, hw) {"]
+    for source, param in _parameters(model, [expr for _, expr in outputs]):
+        lines.append(f"  const {param.symbol.name} = {source}[{json.dumps(param.spec_key)}];")
     for symbol, expr in replacements:
         lines.append(f"  const {symbol} = {printer.doprint(expr)};")
     lines.append("  return {")
@@ -99,9 +136,31 @@ def model_metadata(model: RooflineModel) -> dict[str, object]:
     }
 
 
+def _hardware_keys(model: RooflineModel) -> set[str]:
+    """The spec keys of the hardware figures ``model``'s terms use."""
+    used = set().union(*(term.expr.free_symbols for term in model.terms))
+    return {hw.spec_key for hw in HARDWARE_SYMBOLS if hw.symbol in used}
+
+
+def calibrated_entry(torchao: RooflineModel, calibrated: RooflineModel) -> str:
+    """``{ignores, times, speedup}`` of the calibrated model beside ``torchao``'s; it shares
+    torchao's ``meta`` (the API keeps term keys, labels and quantities the same)."""
+    assert calibrated.calibrated and [t.key for t in calibrated.terms] == [
+        t.key for t in torchao.terms
+    ], (torchao.mode, torchao.recipe.name, torchao.fusion)
+    assert model_metadata(calibrated) == model_metadata(torchao)
+    ignores = sorted(_hardware_keys(torchao) - _hardware_keys(calibrated))
+    body = model_function(calibrated).replace("\n", "\n    ")
+    return (
+        f"{{ignores: {json.dumps(ignores)},\n    times: {body},\n"
+        f"    speedup: {speedup_function(calibrated)}}}"
+    )
+
+
 @functools.cache
 def calculator_script() -> str:
-    """The whole generated script: every recipe x mode x fusion model (built once)."""
+    """The whole generated script: every recipe x mode x fusion model, torchao's and the
+    calibrated one (built once)."""
     assert [s.name for s in SHAPE_SYMBOLS] == ["M", "K", "N"]  # the function's parameters
     parts = [
         "// Generated by roofline.jscode from the model's sympy expressions. Do not edit.",
@@ -116,8 +175,10 @@ def calculator_script() -> str:
                 meta = json.dumps(model_metadata(model))
                 body = model_function(model).replace("\n", "\n  ")
                 speedup = speedup_function(model)
+                calibrated = calibrated_entry(model, build_model(mode, recipe, fusion, True))
                 parts.append(
-                    f"  models[{key}] = {{meta: {meta}, times: {body},\n    speedup: {speedup}}};"
+                    f"  models[{key}] = {{meta: {meta}, times: {body},\n    speedup: {speedup},"
+                    f"\n    calibrated: {calibrated}}};"
                 )
     parts += [
         f"  const columns = {json.dumps(column_spec())};",

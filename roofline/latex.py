@@ -3,17 +3,23 @@
 ``symbolic`` prints a formula in named symbols (``P_{\\mathrm{bf16}}``, ``\\eta_{\\mathrm{mem}}``);
 ``instantiated`` substitutes one GPU's numbers, kept apart from each other (not folded
 into one constant) and printed with 4 significant digits, so a reader can see which
-figure went where.
+figure went where. For the calibrated model, ``instantiated`` also prints the calibration
+parameters (``\\eta_{\\mathrm{row}}``, ``t_{\\mathrm{gemm}}`` ...) as the GPU's values.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import sympy
 from sympy.printing.latex import LatexPrinter
 
 from roofline.formulas import QUANTITY_LATEX
 from roofline.specs import GpuSpec
-from roofline.symbols import HARDWARE_SYMBOLS, LATEX_NAMES
+from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, LATEX_NAMES
+
+if TYPE_CHECKING:
+    from roofline.calibration.params import CalibratedParameters
 
 SIGNIFICANT_DIGITS = 4
 
@@ -43,16 +49,25 @@ def symbolic(expr: sympy.Expr) -> str:
     return _Printer({"symbol_names": _NAMES}).doprint(expr)
 
 
-def instantiated(expr: sympy.Expr, gpu: GpuSpec) -> str:
+def instantiated(
+    expr: sympy.Expr, gpu: GpuSpec, calibration: CalibratedParameters | None = None
+) -> str:
     """The formula with ``gpu``'s figures in place of the hardware symbols.
 
     The figures are printed as the symbols' names rather than substituted, so they stay
     apart (``2.4 \\cdot 10^{12} \\cdot 0.92``) instead of folding into one opaque
-    constant, the formula keeps its symbolic shape, and no expression is rebuilt.
+    constant, the formula keeps its symbolic shape, and no expression is rebuilt. With
+    ``calibration`` (the GPU's calibrated parameters) the calibrated model's symbols are
+    printed as their values too; without it they keep their names.
     """
     values = gpu.hardware_values()
     names = dict(_NAMES)
     for hw in HARDWARE_SYMBOLS:
         if hw.spec_key in values:
             names[hw.symbol] = format_number_latex(values[hw.spec_key])
+    if calibration is not None:
+        numbers = calibration.numbers()
+        for hw in CALIBRATION_SYMBOLS:
+            if hw.spec_key in numbers:
+                names[hw.symbol] = format_number_latex(numbers[hw.spec_key])
     return _Printer({"symbol_names": names}).doprint(expr)

@@ -88,7 +88,8 @@ LIMITATIONS: tuple[Note, ...] = (
         "fractions (tile quantization, wave quantization, launch and scheduling overheads "
         f"beyond one {_LAUNCH} floor per kernel): the model undercounts GEMM time by around "
         "2×. Measured speedups there are typically about half of the modelled ones, or below "
-        "1 where the model says slightly above.",
+        "1 where the model says slightly above. This is torchao's model; the calibrated "
+        "model's fixed latencies address it (see the Validation page for how well).",
         "torchao roofline_utils comment",
     ),
     Note(
@@ -115,7 +116,8 @@ LIMITATIONS: tuple[Note, ...] = (
         "Efficiencies are per GPU constants",
         "The achievable fractions of peak are a single fraction per GPU that does not vary "
         "with shape, measured (torchao on H100) or, for most GPUs, copied from that "
-        "measurement (labelled assumed).",
+        "measurement (labelled assumed). This is torchao's model; the calibrated model has "
+        "one per operand format and cast-kernel kind.",
     ),
     Note(
         "Hypothetical recipes",
@@ -129,5 +131,74 @@ LIMITATIONS: tuple[Note, ...] = (
         "(0.5 B), undercounting scale traffic by 2×. Kept for parity with torchao; the missing "
         "bytes are 1/32 (MX) or 1/16 (NV) of the fp4 operand bytes.",
         "torchao roofline_utils.get_individual_gemm_time_sympy",
+    ),
+)
+
+#: The calibrated model (roofline.calibration): how each of its terms differs from
+#: torchao's, how its values are fitted, and what a GPU without data gets.
+CALIBRATED: tuple[Note, ...] = (
+    Note(
+        "GEMM efficiency per format and scaling path",
+        "A GEMM's compute time divides its FLOPs by the peak of its operand format times "
+        "the efficiency of that format and scaling path: bf16, fp8 with per-tensor or "
+        "per-row scales, block-scaled fp8 (MX, 1x128 blocks) and fp4. Where the spec "
+        "database has a measured matmul throughput (MAMF), the bf16 and fp8 efficiencies "
+        "are that throughput over the peak. torchao's model uses one efficiency for every "
+        "format.",
+        "roofline/calibration/terms.py; measured_matmul_tflops in the spec database",
+    ),
+    Note(
+        "Block-scaled and fp4 efficiency fitted on B200",
+        "No public matmul-throughput sweep covers block-scaled fp8 or fp4 GEMMs, so their "
+        "efficiencies are fitted on B200 fit sets whose large shapes are dominated by the "
+        "GEMM (the stored values below name them); other GPUs scale them by ratio.",
+        "roofline/data/calibration.toml",
+    ),
+    Note(
+        "Fixed latencies fitted on small shapes",
+        "Instead of torchao's launch floor (the longest of compute, memory and the floor), "
+        "every GEMM adds a fixed latency to the longer of its compute and memory times, "
+        "fp4 GEMMs their own, and every cast or pointwise kernel launch adds one too. The "
+        "latencies are model-wide, fitted on the small shapes of the fit sets, and make "
+        "the achieved fraction of peak fall at small shapes, where torchao's model is "
+        "optimistic.",
+        "roofline/data/calibration.toml",
+    ),
+    Note(
+        "Cast bandwidth per kernel kind",
+        "A cast kernel moves its bytes at the bandwidth fraction of its kind, measured on "
+        "published cast benchmarks: row (dim0, scales along a row), column (dim1 or a "
+        "transposed copy), tile (two-dimensional blocks such as 128 x 128 weight scales) and "
+        "reduce (amax reductions). Every kernel of the recipe registry carries its kind. "
+        "GEMM operands stream and the bf16 activation kernel runs at the row fraction. "
+        "torchao's model times every kernel at one achievable bandwidth fraction.",
+        "roofline/recipes/kernels.py",
+    ),
+    Note(
+        "The dynamic nvfp4 amax is its own launch",
+        "torchao counts the amax pass of dynamic nvfp4 and the cast as one kernel with one "
+        "launch floor; in practice the amax is a separate reduction kernel, so the "
+        "calibrated model pays two launches for it, with the same bytes.",
+        "roofline/recipes/kernels.py nvfp4_dynamic_inference",
+    ),
+    Note(
+        "The fit",
+        "Every value stored in the calibration file as fitted or measured is a free "
+        "parameter of one bounded least-squares fit (scipy) of the log of predicted / "
+        "measured over every point of every fit set: a log ratio weighs 10% high and 10% "
+        "low alike, and speedups and microseconds alike. The command roofline calibrate "
+        "reruns the fit and prints it beside the stored values, and a test fails when they "
+        "drift apart, so no stored number is tuned by hand. Held-out sets are never used.",
+        "roofline/calibration/fit.py",
+    ),
+    Note(
+        "Fallbacks for GPUs without data",
+        "A GPU without a stored or measured value gets a stated fallback, labelled assumed "
+        "with the range it could plausibly take: the bf16 efficiency is the spec "
+        "database's achievable GEMM fraction; the fp8, block-scaled fp8 and fp4 "
+        "efficiencies are the GPU's efficiency of the parent format (bf16, fp8, fp8) times "
+        "the mean ratio over the GPUs where both are known; a cast kind's fraction is the "
+        "mean over the GPUs that measured it. The range is the span of those GPUs' values.",
+        "roofline/calibration/params.py",
     ),
 )

@@ -72,6 +72,106 @@ HARDWARE_SYMBOLS: tuple[HardwareSymbol, ...] = (
     T_LAUNCH,
 )
 
+# -- the calibrated model's parameters ------------------------------------------------
+# Their values come from roofline/data/calibration.toml and the spec database's measured
+# matmul throughput (roofline.calibration), each with its basis: measured, fitted or
+# assumed. ``spec_key`` here is the parameter's name in that file.
+
+ETA_GEMM_BF16 = _hw(
+    "eta_bf16",
+    "gemm_efficiency.bf16",
+    r"\eta_{\mathrm{bf16}}",
+    "achieved fraction of the bf16 peak in large GEMMs",
+    "1",
+)
+ETA_GEMM_FP8 = _hw(
+    "eta_fp8",
+    "gemm_efficiency.fp8",
+    r"\eta_{\mathrm{fp8}}",
+    "achieved fraction of the fp8 peak in large per-tensor/per-row scaled GEMMs",
+    "1",
+)
+ETA_GEMM_FP8_BLOCK = _hw(
+    "eta_fp8blk",
+    "gemm_efficiency.fp8_block",
+    r"\eta_{\mathrm{fp8,blk}}",
+    "achieved fraction of the fp8 peak in large block-scaled (MX, 1x128) GEMMs",
+    "1",
+)
+ETA_GEMM_FP4 = _hw(
+    "eta_fp4",
+    "gemm_efficiency.fp4",
+    r"\eta_{\mathrm{fp4}}",
+    "achieved fraction of the fp4 peak in large block-scaled fp4 GEMMs",
+    "1",
+)
+ETA_ROW = _hw(
+    "eta_row",
+    "cast_efficiency.row",
+    r"\eta_{\mathrm{row}}",
+    "achieved fraction of peak bandwidth in row-wise (dim0) cast kernels and streaming reads",
+    "1",
+)
+ETA_COLUMN = _hw(
+    "eta_col",
+    "cast_efficiency.column",
+    r"\eta_{\mathrm{col}}",
+    "achieved fraction of peak bandwidth in column-wise (dim1) or transposing cast kernels",
+    "1",
+)
+ETA_TILE = _hw(
+    "eta_tile",
+    "cast_efficiency.tile",
+    r"\eta_{\mathrm{tile}}",
+    "achieved fraction of peak bandwidth in two-dimensional block cast kernels",
+    "1",
+)
+ETA_REDUCE = _hw(
+    "eta_red",
+    "cast_efficiency.reduce",
+    r"\eta_{\mathrm{red}}",
+    "achieved fraction of peak bandwidth in amax reduction kernels",
+    "1",
+)
+T_GEMM = _hw(
+    "t_gemm",
+    "gemm_fixed_latency_s",
+    r"t_{\mathrm{gemm}}",
+    "fixed latency of a bf16 or fp8 GEMM kernel (added to its roofline time)",
+    "s",
+)
+T_GEMM_FP4 = _hw(
+    "t_gemm4",
+    "fp4_gemm_fixed_latency_s",
+    r"t_{\mathrm{gemm}}^{\mathrm{fp4}}",
+    "fixed latency of an fp4 GEMM kernel (added to its roofline time)",
+    "s",
+)
+T_CAST = _hw(
+    "t_cast",
+    "cast_fixed_latency_s",
+    r"t_{\mathrm{cast}}",
+    "fixed latency of a cast or pointwise kernel launch (added to its memory time)",
+    "s",
+)
+
+#: The calibrated model's parameters, in argument order after HARDWARE_SYMBOLS.
+CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
+    ETA_GEMM_BF16,
+    ETA_GEMM_FP8,
+    ETA_GEMM_FP8_BLOCK,
+    ETA_GEMM_FP4,
+    ETA_ROW,
+    ETA_COLUMN,
+    ETA_TILE,
+    ETA_REDUCE,
+    T_GEMM,
+    T_GEMM_FP4,
+    T_CAST,
+)
+
 #: Symbol -> LaTeX name, for ``sympy.latex(expr, symbol_names=LATEX_NAMES)``.
-LATEX_NAMES: dict[sympy.Symbol, str] = {hw.symbol: hw.latex for hw in HARDWARE_SYMBOLS}
+LATEX_NAMES: dict[sympy.Symbol, str] = {
+    hw.symbol: hw.latex for hw in (*HARDWARE_SYMBOLS, *CALIBRATION_SYMBOLS)
+}
 LATEX_NAMES.update({DIM0: r"d_{0}", DIM1: r"d_{1}"})

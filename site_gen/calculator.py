@@ -4,8 +4,12 @@ Two generated files serve every calculator on the site, loaded by relative URL (
 work offline, even from ``file://``):
 
 * ``generated/calculator/models.js``: :func:`roofline.jscode.calculator_script`, the
-  arithmetic printed by sympy from the model's expressions;
-* ``generated/calculator/data.js``: the GPUs' figures, which recipes each mode has, and
+  arithmetic printed by sympy from the model's expressions (torchao's and the calibrated
+  model's);
+* ``generated/calculator/data.js``: the GPUs' figures and calibration parameter values
+  (:func:`roofline.evaluate.calibration_of`, resolved against the site's own spec
+  database, as ``roofline eval --calibrated --specs`` resolves them), which recipes each
+  mode has, and
   every message the CLI would print, produced here by calling the CLI's own code
   (:func:`roofline.capability.classify`, :func:`roofline.evaluate.as_shape_array`,
   :func:`roofline.evaluate.check_divisibility`) with placeholders, so the page says
@@ -31,13 +35,13 @@ from markupsafe import Markup
 
 from roofline.capability import classify
 from roofline.errors import RooflineError, ShapeError, unknown
-from roofline.evaluate import as_shape_array, check_divisibility
+from roofline.evaluate import as_shape_array, calibration_of, check_divisibility
 from roofline.formulas import MODEL_VERSION
 from roofline.jscode import calculator_script
 from roofline.recipes import RECIPE_LIST, Mode, Recipe, get_recipe
 from roofline.shapes import MAX_DIM, llama, pow2
 from roofline.specs import GPU_KEYS, LAUNCH_OVERHEAD_RANGE, GpuSpec, NumberRange, SpecDatabase
-from roofline.symbols import HARDWARE_SYMBOLS
+from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS
 from site_gen import config, safe
 
 GEN = config.GENERATED_DIRNAME
@@ -61,6 +65,8 @@ _NAME = "\x00" * 12
 
 #: The values ``?fusion=`` accepts (the page writes 0 or 1).
 FUSION_VALUES: dict[str, bool] = {"0": False, "1": True, "false": False, "true": True}
+#: The values ``?calibrated=`` accepts (the page writes 1, or leaves it out for torchao's).
+CALIBRATED_VALUES: dict[str, bool] = dict(FUSION_VALUES)
 
 
 def _template(text: str, **placeholders: str) -> str:
@@ -166,6 +172,7 @@ def _name_messages(specs: SpecDatabase) -> dict[str, Any]:
         "recipe": recipes,
         "recipe_mode": elsewhere,
         "fusion": _unknown_template("fusion", list(FUSION_VALUES)),
+        "calibrated": _unknown_template("calibrated", list(CALIBRATED_VALUES)),
     }
 
 
@@ -189,6 +196,21 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def _gpu_data(gpu: GpuSpec, specs: SpecDatabase) -> dict[str, Any]:
+    """One GPU's figures: spec values (``hw``), calibration parameters (``cal``, keyed like
+    :data:`CALIBRATION_SYMBOLS`) and which of those are assumed, and its capabilities."""
+    calibration = calibration_of(gpu, specs)
+    numbers = calibration.numbers()
+    return {
+        "name": gpu.name,
+        "slug": config.slug(gpu.name),
+        "hw": {hw.spec_key: gpu.value(hw.spec_key) for hw in HARDWARE_SYMBOLS},
+        "cal": {p.spec_key: numbers[p.spec_key] for p in CALIBRATION_SYMBOLS},
+        "cal_assumed": list(calibration.assumed()),
+        "capability": _capabilities(gpu),
+    }
+
+
 def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
     """Everything the calculator needs besides the arithmetic (kept small: no formulas)."""
     canonical = (config.CANONICAL_M, config.CANONICAL_KN, config.CANONICAL_KN)
@@ -209,15 +231,11 @@ def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
             }
             for hw in HARDWARE_SYMBOLS
         ],
-        "gpus": [
-            {
-                "name": gpu.name,
-                "slug": config.slug(gpu.name),
-                "hw": {hw.spec_key: gpu.value(hw.spec_key) for hw in HARDWARE_SYMBOLS},
-                "capability": _capabilities(gpu),
-            }
-            for gpu in specs.values()
+        "calibration": [
+            {"key": p.spec_key, "description": p.description, "unit": p.unit}
+            for p in CALIBRATION_SYMBOLS
         ],
+        "gpus": [_gpu_data(gpu, specs) for gpu in specs.values()],
         "modes": {
             mode.value: [r.name for r in RECIPE_LIST if mode in r.modes] for mode in config.MODES
         },
@@ -228,6 +246,7 @@ def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
         "missing": _missing_templates(),
         "unknown": _name_messages(specs),
         "fusion": FUSION_VALUES,
+        "calibrated": CALIBRATED_VALUES,
         "shape": _shape_messages(),
         "presets": presets,
         "defaults": {
@@ -237,6 +256,7 @@ def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
             "M": canonical[0],
             "K": canonical[1],
             "N": canonical[2],
+            "calibrated": "0",
         },
     }
 
@@ -263,13 +283,16 @@ def site_root_from(page: str) -> str:
     return "../" * depth or "./"
 
 
-def widget(page: str, gpu: str = "", mode: str = "", recipe: str = "") -> Markup:
+def widget(
+    page: str, gpu: str = "", mode: str = "", recipe: str = "", calibrated: bool = False
+) -> Markup:
     """The calculator's placeholder element; calculator.js fills it in.
 
+    ``calibrated`` starts it on the calibrated model (a link's ``calibrated=`` still wins).
     The GPU name comes from a spec file: every attribute value is escaped (quotes too).
     """
     attrs = {"data-root": site_root_from(page), "data-gpu": gpu, "data-mode": mode,
-             "data-recipe": recipe}  # fmt: skip
+             "data-recipe": recipe, "data-calibrated": "1" if calibrated else ""}  # fmt: skip
     text = " ".join(f'{k}="{safe.attribute(v)}"' for k, v in attrs.items() if v)
     return Markup(
         f'<div class="ra-calc" {text} markdown="0"><noscript>The calculator needs '

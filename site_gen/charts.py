@@ -132,10 +132,10 @@ def roofline_chart(gpu: GpuSpec) -> PlotJob:
 
 
 def decision_chart(gpu: GpuSpec, dmap: DecisionMap) -> PlotJob:
-    """The GPU page's decision map of one mode."""
+    """The GPU page's decision map of one mode (of the calibrated model, as the page asks)."""
     mode = dmap.mode.value
     return PlotJob(f"{gpu_dir(gpu)}/img/decision-{mode}.svg", "decision", dict(
-        title=f"{gpu.name}: fastest native {mode} recipe", heat_m=config.HEAT_M,
+        title=f"{gpu.name}: fastest native {mode} recipe (calibrated model)", heat_m=config.HEAT_M,
         heat_kn=config.HEAT_KN, best=dmap.best, recipes=dmap.recipes, mark=heat_mark(),
     ))  # fmt: skip
 
@@ -143,42 +143,67 @@ def decision_chart(gpu: GpuSpec, dmap: DecisionMap) -> PlotJob:
 # -- GPU x recipe charts -------------------------------------------------------------------
 
 
-def breakdown_terms(result: RecipeResult) -> list[tuple[str, bool, np.ndarray]]:
-    """(label, is bf16 baseline, seconds per breakdown shape) of every model term."""
+def breakdown_labels(result: RecipeResult) -> list[tuple[str, str, bool]]:
+    """(term key, label, is bf16 baseline) of every model term, in term order (both models
+    have the same terms under the same keys)."""
     model = build_model(result.mode, result.recipe)
-    terms = []
+    labels = []
     for term in model.terms:
         baseline = term.quantity in (Quantity.BF16_GEMM, Quantity.BF16_OVERHEAD)
         label = f"{term.key.split('.')[1]} GEMM" if term.is_gemm else f"cast: {term.label}"
-        terms.append((label, baseline, np.asarray(result.term_times[term.key], dtype=float)))
-    return terms
+        labels.append((term.key, label, baseline))
+    return labels
+
+
+def breakdown_terms(result: RecipeResult) -> list[tuple[str, bool, np.ndarray]]:
+    """(label, is bf16 baseline, seconds per breakdown shape) of every model term."""
+    return [(label, baseline, np.asarray(result.term_times[key], dtype=float))
+            for key, label, baseline in breakdown_labels(result)]  # fmt: skip
+
+
+def _low_precision_share(result: RecipeResult) -> list[float]:
+    """The low-precision time per breakdown shape as a % of the bf16 time (100 / speedup)."""
+    bf16 = sum((t for _, base, t in breakdown_terms(result) if base), np.zeros(1))
+    lowp = sum((t for _, base, t in breakdown_terms(result) if not base), np.zeros(1))
+    return [float(v) for v in 100.0 * lowp / bf16]
 
 
 def result_charts(result: RecipeResult, img: str) -> list[PlotJob]:
-    """Heatmap, speedup-vs-M curves and time breakdown of a GPU x recipe page."""
+    """Heatmap, speedup-vs-M curves and time breakdown of a GPU x recipe page.
+
+    For a calibrated result, torchao's model is drawn beside it: its speedup = 1 contour
+    on the heatmap and its curves (dashed), its low-precision total on the breakdown.
+    """
     shapes = [f"M={m}, K={k}, N={n}" for m, k, n in config.BREAKDOWN_SHAPES]
+    reference = result.torchao if result.calibrated else None
     return [
         PlotJob(f"{img}-heatmap.svg", "heatmap", dict(
             title="", heat_m=config.HEAT_M, heat_kn=config.HEAT_KN, speedup=result.heat,
-            mark=heat_mark(),
+            mark=heat_mark(), reference=None if reference is None else reference.heat,
         )),
-        PlotJob(f"{img}-curves.svg", "curves",
-                dict(title="", curve_m=config.CURVE_M, curves=result.curves)),
+        PlotJob(f"{img}-curves.svg", "curves", dict(
+            title="", curve_m=config.CURVE_M, curves=result.curves,
+            reference=None if reference is None else reference.curves,
+        )),
         PlotJob(f"{img}-breakdown.svg", "breakdown", dict(
             title="", shape_labels=shapes, recipe_label="low precision",
             terms=breakdown_terms(result),
+            reference_share=None if reference is None else _low_precision_share(reference),
         )),
     ]  # fmt: skip
 
 
 def compare_chart(recipe: Recipe, mode: Mode, results: list[RecipeResult]) -> PlotJob | None:
-    """A recipe page's chart: its speedup vs M on every GPU that can compute it."""
+    """A recipe page's chart: its speedup vs M on every GPU that can compute it (of the
+    results' model: the recipe page passes calibrated ones)."""
     kn = config.CANONICAL_KN
     series = [(r.gpu.name, r.native, r.curves[kn]) for r in results if r.computable]
     if not series:
         return None
+    # The model on a line of its own: with a long recipe name one line runs too wide.
+    model = "\ncalibrated model" if results[0].calibrated else ""
     return PlotJob(f"{GEN}/recipes/img/{recipe.name}-{mode.value}.svg", "compare", dict(
-        title=f"{recipe.name} ({mode.value}): speedup vs M at K = N = {kn}",
+        title=f"{recipe.name} ({mode.value}): speedup vs M at K = N = {kn}{model}",
         curve_m=config.CURVE_M, series=series,
     ))  # fmt: skip
 

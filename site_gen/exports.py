@@ -7,9 +7,11 @@
   Cells are the page's text with Markdown links reduced to their text; tables of model
   columns carry full-precision numbers.
 * **data/** (``generated/data/``): one evaluation per GPU x mode x recipe x fusion
-  (torchao's column names, over the canonical, llama and pow2 shapes), ``specs.json``
-  (the spec database with provenance), ``spec.schema.json`` and ``index.json`` (a
-  manifest of every file). Documented on the Data page (``docs/data.md``).
+  (torchao's column names, over the canonical, llama and pow2 shapes) of torchao's
+  model (``<mode>-<recipe>-fusion<0|1>``) and of the calibrated model (the same name
+  ending ``-calibrated``), ``specs.json`` (the spec database with provenance),
+  ``spec.schema.json`` and ``index.json`` (a manifest of every file). Documented on the
+  Data page (``docs/data.md``).
 
 JSON is written with stable key order and floats as Python's ``repr`` (full precision,
 round-trips exactly). Everything here is pure: it returns ``path -> text``.
@@ -31,7 +33,7 @@ from roofline.formulas import MODEL_VERSION
 from roofline.specs import GpuSpec, json_schema
 from site_gen import config, safe
 from site_gen.context import Table, rel
-from site_gen.gather import Atlas, table_sets
+from site_gen.gather import Atlas, RecipeResult, table_sets
 
 GEN = config.GENERATED_DIRNAME
 DATA_DIR = f"{GEN}/data"
@@ -112,9 +114,53 @@ def spec_record(gpu: GpuSpec) -> dict[str, Any]:
     return record
 
 
-def evaluation_path(gpu: GpuSpec, mode: str, recipe: str, fusion: bool) -> str:
-    """``generated/data/<gpu-slug>/<mode>-<recipe>-fusion<0|1>.json`` (and ``.csv``)."""
-    return f"{DATA_DIR}/{config.slug(gpu.name)}/{mode}-{recipe}-fusion{int(fusion)}"
+def evaluation_path(gpu: GpuSpec, mode: str, recipe: str, fusion: bool,
+                    calibrated: bool = False) -> str:  # fmt: skip
+    """``generated/data/<gpu-slug>/<mode>-<recipe>-fusion<0|1>`` (and ``.csv``); the
+    calibrated model's evaluation ends ``-calibrated``."""
+    stem = f"{DATA_DIR}/{config.slug(gpu.name)}/{mode}-{recipe}-fusion{int(fusion)}"
+    return f"{stem}-calibrated" if calibrated else stem
+
+
+def _evaluation_rows(result: RecipeResult, fusion: bool) -> list[dict[str, Any]]:
+    """One row per shape of every table set: its set, name and the model's columns."""
+    columns = columns_for(result.mode)
+    rows = []
+    for shape_set in table_sets():
+        table = result.table(shape_set.name, fusion=fusion)
+        for i, shape in enumerate(shape_set.shapes):
+            row: dict[str, Any] = {"shape_set": shape_set.name, "name": shape.name}
+            for c in columns:
+                value = table[c][i]
+                row[c] = int(value) if c.startswith("fwd_") else float(value)
+            rows.append(row)
+    return rows
+
+
+def _evaluation_files(result: RecipeResult, fusion: bool, stem: str) -> dict[str, str]:
+    """``<stem>.json`` and ``<stem>.csv`` of one evaluation."""
+    columns = ["shape_set", "name", *columns_for(result.mode)]
+    rows = _evaluation_rows(result, fusion)
+    record = {
+        "model_version": MODEL_VERSION,
+        "gpu": result.gpu.name,
+        "mode": result.mode.value,
+        "recipe": result.recipe.name,
+        "fusion": fusion,
+        "support": result.capability.support.value,
+        "reason": result.capability.reason,
+        "columns": columns,
+        "rows": rows,
+    }
+    if result.calibrated:  # torchao's files keep exactly the keys they always had
+        record["model"] = "calibrated"
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: repr(v) if isinstance(v, float) else safe.csv_cell(v)
+                         for k, v in row.items()})  # fmt: skip
+    return {f"{stem}.json": dumps(record), f"{stem}.csv": out.getvalue()}
 
 
 def data_files(atlas: Atlas) -> dict[str, str]:
@@ -125,9 +171,8 @@ def data_files(atlas: Atlas) -> dict[str, str]:
     for gpu in atlas.gpus:
         for mode in config.MODES:
             for result in atlas.for_gpu(gpu.name, mode):
-                columns = list(columns_for(mode))
+                calibrated = atlas.get(gpu.name, mode, result.recipe.name, calibrated=True)
                 for fusion in (False, True):
-                    stem = evaluation_path(gpu, mode.value, result.recipe.name, fusion)
                     entry: dict[str, Any] = {
                         "gpu": gpu.name,
                         "mode": mode.value,
@@ -136,45 +181,19 @@ def data_files(atlas: Atlas) -> dict[str, str]:
                         "support": result.capability.support.value,
                         "json": None,
                         "csv": None,
+                        "calibrated_json": None,
+                        "calibrated_csv": None,
                     }
                     manifest.append(entry)
                     if not result.computable:
                         continue
-                    rows = []
-                    for shape_set in sets:
-                        table = result.table(shape_set.name, fusion=fusion)
-                        for i, shape in enumerate(shape_set.shapes):
-                            row: dict[str, Any] = {"shape_set": shape_set.name, "name": shape.name}
-                            for c in columns:
-                                value = table[c][i]
-                                row[c] = int(value) if c.startswith("fwd_") else float(value)
-                            rows.append(row)
-                    files[f"{stem}.json"] = dumps(
-                        {
-                            "model_version": MODEL_VERSION,
-                            "gpu": gpu.name,
-                            "mode": mode.value,
-                            "recipe": result.recipe.name,
-                            "fusion": fusion,
-                            "support": result.capability.support.value,
-                            "reason": result.capability.reason,
-                            "columns": ["shape_set", "name", *columns],
-                            "rows": rows,
-                        }
-                    )
-                    out = io.StringIO()
-                    writer = csv.DictWriter(
-                        out, fieldnames=["shape_set", "name", *columns], lineterminator="\n"
-                    )
-                    writer.writeheader()
-                    for row in rows:
-                        writer.writerow(
-                            {k: repr(v) if isinstance(v, float) else safe.csv_cell(v)
-                             for k, v in row.items()}
-                        )
-                    files[f"{stem}.csv"] = out.getvalue()
-                    entry["json"] = f"{stem.removeprefix(DATA_DIR + '/')}.json"
-                    entry["csv"] = f"{stem.removeprefix(DATA_DIR + '/')}.csv"
+                    for r, prefix in ((result, ""), (calibrated, "calibrated_")):
+                        stem = evaluation_path(gpu, mode.value, r.recipe.name, fusion,
+                                               r.calibrated)  # fmt: skip
+                        files.update(_evaluation_files(r, fusion, stem))
+                        name = stem.removeprefix(DATA_DIR + "/")
+                        entry[f"{prefix}json"] = f"{name}.json"
+                        entry[f"{prefix}csv"] = f"{name}.csv"
     files[f"{DATA_DIR}/specs.json"] = dumps(
         {
             "origin": atlas.specs.origin,

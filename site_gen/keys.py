@@ -209,7 +209,7 @@ def latex_key(gpu: GpuSpec) -> str:
 
 def chart_cache_key(job: PlotJob) -> str:
     """Key of one chart's SVG: its inputs and the drawing code."""
-    code = code_digest("plots.py", "plot_style.py", "pool.py")
+    code = code_digest("plots.py", "plot_style.py", "pool.py", "validation_charts.py")
     return digest("chart", chart_key(job.kind, job.kwargs), code, tool_versions())
 
 

@@ -15,7 +15,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.colors import ListedColormap, TwoSlopeNorm
+from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from site_gen.plot_style import (  # noqa: F401  (RC, to_svg, human_size: public here too)
     BF16_GREY,
@@ -33,9 +35,14 @@ from site_gen.plot_style import (  # noqa: F401  (RC, to_svg, human_size: public
 _CACHE: dict[str, dict] = {}
 
 
-def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None) -> dict:
+#: torchao's model beside the calibrated one: dashed, in the same colour.
+REFERENCE_STYLE = (0, (5, 3))
+
+
+def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None,
+                    reference: bool = False) -> dict:  # fmt: skip
     """A heatmap figure built once per process and per grid, reused with new data."""
-    key = f"heatmap-{x[0]}-{x[-1]}-{len(x)}-{y[0]}-{y[-1]}-{len(y)}-{mark}"
+    key = f"heatmap-{x[0]}-{x[-1]}-{len(x)}-{y[0]}-{y[-1]}-{len(y)}-{mark}-{reference}"
     if key in _CACHE:
         return _CACHE[key]
     dx, dy = (x[1] - x[0]) / 2, (y[1] - y[0]) / 2
@@ -50,7 +57,12 @@ def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None) 
         norm=TwoSlopeNorm(vcenter=1.0, vmin=0.5, vmax=2.0),
         interpolation="nearest",
     )
-    ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1")
+    if reference:
+        ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1, calibrated model")
+        ax.plot([], [], color="black", linewidth=1.4, linestyle=REFERENCE_STYLE,
+                label="speedup = 1, torchao model")  # fmt: skip
+    else:
+        ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1")
     if mark is not None:
         mark_shape(ax, mark, "#FFD23F", label=f"M={mark[0]}, K=N={mark[1]}")
     ax.legend(loc="upper left", framealpha=0.9)
@@ -61,8 +73,13 @@ def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None) 
     ax.set_ylabel("K = N (log2 scale)")
     bar = fig.colorbar(image, cax=fig.add_axes((0.915, 0.11, 0.02, 0.82)))
     bar.set_label("speedup over bf16 (×); >1 is faster")
-    _CACHE[key] = {"fig": fig, "ax": ax, "image": image, "bar": bar, "contour": None}
+    _CACHE[key] = {"fig": fig, "ax": ax, "image": image, "bar": bar, "contour": None,
+                   "reference": None}  # fmt: skip
     return _CACHE[key]
+
+
+def _crosses_one(values: np.ndarray) -> bool:
+    return bool(np.min(values) < 1.0 < np.max(values))
 
 
 def heatmap_svg(
@@ -71,66 +88,90 @@ def heatmap_svg(
     heat_kn: np.ndarray,
     speedup: np.ndarray,
     mark: tuple[int, int] | None,
+    reference: np.ndarray | None = None,
 ) -> str:
-    """Speedup over log2 M x log2 K=N, RdBu centred on 1, with the speedup = 1 contour."""
+    """Speedup over log2 M x log2 K=N, RdBu centred on 1, with the speedup = 1 contour;
+    ``reference`` (torchao's speedups over the same grid) adds its contour, dashed."""
     x, y = np.log2(heat_m), np.log2(heat_kn)
-    parts = _heatmap_figure(x, y, mark)
-    if parts["contour"] is not None:
-        parts["contour"].remove()
-        parts["contour"] = None
+    parts = _heatmap_figure(x, y, mark, reference is not None)
+    for name in ("contour", "reference"):
+        if parts[name] is not None:
+            parts[name].remove()
+            parts[name] = None
     vmin = min(float(np.min(speedup)), 0.95)
     vmax = max(float(np.max(speedup)), 1.05)
     parts["image"].set_data(speedup)
     parts["image"].set_norm(TwoSlopeNorm(vcenter=1.0, vmin=vmin, vmax=vmax))
     parts["bar"].update_normal(parts["image"])
-    if np.min(speedup) < 1.0 < np.max(speedup):
+    if _crosses_one(speedup):
         parts["contour"] = parts["ax"].contour(
             x, y, speedup, levels=[1.0], colors="black", linewidths=1.4
         )
+    if reference is not None and _crosses_one(reference):
+        parts["reference"] = parts["ax"].contour(
+            x, y, reference, levels=[1.0], colors="black", linewidths=1.4,
+            linestyles=[REFERENCE_STYLE],
+        )  # fmt: skip
     parts["ax"].set_title(title)
     return to_svg(parts["fig"], close=False)
 
 
-def curves_svg(title: str, curve_m: np.ndarray, curves: dict[int, np.ndarray]) -> str:
-    """Speedup vs M (log2) for several K = N, with the break-even line."""
-    x = np.log2(curve_m)
-    key = f"curves-{x[0]}-{x[-1]}-{len(x)}-{tuple(curves)}"
-    if key not in _CACHE:
-        fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.0))
-        fig.subplots_adjust(left=0.09, right=0.98, bottom=0.12, top=0.92)
-        styles = ("-", "--", "-.", ":", "-")
-        lines = [
-            ax.plot(
-                x,
-                np.ones_like(x),
-                color=OKABE_ITO[i],
-                linestyle=styles[i % len(styles)],
-                linewidth=1.8,
-                label=f"K = N = {kn}",
-            )[0]
-            for i, kn in enumerate(curves)
-        ]
-        ax.axhline(1.0, color="#555555", linewidth=1.0, linestyle=(0, (4, 3)))
-        ax.text(
-            x[0],
-            1.0,
-            " break-even (speedup = 1)",
-            va="bottom",
-            ha="left",
-            fontsize=8,
-            color="#555555",
-        )
-        log2_axis(ax.xaxis, x[0], x[-1])
-        ax.set_xlabel("M (tokens per GEMM, log2 scale)")
-        ax.set_ylabel("speedup over bf16 (×)")
+def _curves_figure(x: np.ndarray, kns: tuple[int, ...], reference: bool) -> dict:
+    """A curves figure built once per process, grid and K = N list, reused with new data.
+
+    Colour and marker tell K = N apart; with a ``reference``, solid lines are the
+    calibrated model and dashed ones torchao's (the legend, under the plot, says so).
+    """
+    key = f"curves-{x[0]}-{x[-1]}-{len(x)}-{kns}-{reference}"
+    if key in _CACHE:
+        return _CACHE[key]
+    # With a reference, the legend goes under the plot: the curves keep the full width,
+    # which a phone screen needs.
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.7 if reference else 4.0))
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.25 if reference else 0.12, top=0.93)
+    markers = ("o", "s", "^", "D", "v", "P", "X")
+    lines, dashed = [], []
+    for i, kn in enumerate(kns):
+        style = dict(color=OKABE_ITO[i % len(OKABE_ITO)], linewidth=1.8,
+                     marker=markers[i % len(markers)], markersize=4, markevery=(8 * i, 48))
+        lines.append(ax.plot(x, np.ones_like(x), label=f"K = N = {kn}", **style)[0])
+        if reference:
+            dashed.append(ax.plot(x, np.ones_like(x), color=style["color"], linewidth=1.2,
+                                  linestyle=REFERENCE_STYLE, alpha=0.85)[0])  # fmt: skip
+    ax.axhline(1.0, color="#555555", linewidth=1.0, linestyle=(0, (1, 2)))
+    ax.text(x[0], 1.0, " break-even (speedup = 1)", va="bottom", ha="left", fontsize=8,
+            color="#555555")  # fmt: skip
+    log2_axis(ax.xaxis, x[0], x[-1])
+    ax.set_xlabel("M (tokens per GEMM, log2 scale)")
+    ax.set_ylabel("speedup over bf16 (×)")
+    if reference:
+        handles = [*lines, Line2D([], [], color="#333333", linewidth=1.8, label="calibrated model"),
+                   Line2D([], [], color="#333333", linewidth=1.2, linestyle=REFERENCE_STYLE,
+                          label="torchao model")]  # fmt: skip
+        fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.53, 0.0), ncols=4,
+                   frameon=False)  # fmt: skip
+    else:
         ax.legend(loc="upper left", framealpha=0.9)
-        _CACHE[key] = {"fig": fig, "ax": ax, "lines": lines}
-    parts = _CACHE[key]
+    _CACHE[key] = {"fig": fig, "ax": ax, "lines": lines, "dashed": dashed}
+    return _CACHE[key]
+
+
+def curves_svg(title: str, curve_m: np.ndarray, curves: dict[int, np.ndarray],
+               reference: dict[int, np.ndarray] | None = None) -> str:  # fmt: skip
+    """Speedup vs M (log2) for several K = N, with the break-even line; ``reference``
+    (torchao's curves for the same K = N) is drawn dashed beside them."""
+    x = np.log2(curve_m)
+    parts = _curves_figure(x, tuple(curves), reference is not None)
     for line, values in zip(parts["lines"], curves.values(), strict=True):
         line.set_ydata(values)
+    shown = list(curves.values())
+    if reference is not None:
+        for line, values in zip(parts["dashed"], reference.values(), strict=True):
+            line.set_ydata(values)
+        shown += list(reference.values())
     ax = parts["ax"]
-    top = max(float(np.max(v)) for v in curves.values())
-    bottom = min(float(np.min(v)) for v in curves.values())
+    top = max(float(np.max(v)) for v in shown)
+    bottom = min(float(np.min(v)) for v in shown)
     span = max(top, 1.0) - min(bottom, 1.0)
     ax.set_ylim(min(bottom, 1.0) - 0.05 * span, max(top, 1.0) + 0.08 * span)
     ax.set_xlim(x[0], x[-1])
@@ -143,11 +184,14 @@ def breakdown_svg(
     shape_labels: Sequence[str],
     recipe_label: str,
     terms: Sequence[tuple[str, bool, np.ndarray]],
+    reference_share: Sequence[float] | None = None,
 ) -> str:
     """Stacked time per GEMM and cast kernel, as a share of each shape's bf16 time.
 
     ``terms`` holds (label, is_baseline, seconds per shape); baseline terms stack on the
     bf16 bar of each shape, the others on the recipe bar (whose length is 1/speedup).
+    ``reference_share`` (torchao's low-precision time per shape, % of its own bf16 time)
+    is marked on each recipe bar.
     """
     n_shapes = len(shape_labels)
     baseline_s = np.zeros(n_shapes)
@@ -157,7 +201,7 @@ def breakdown_svg(
     labels = list(dict.fromkeys(label for label, _, _ in terms))
     colours = {label: TOL_MUTED[i % len(TOL_MUTED)] for i, label in enumerate(labels)}
     hatches = {label: ("///" if i >= len(TOL_MUTED) else None) for i, label in enumerate(labels)}
-    legend_rows = (len(labels) + 1) // 2
+    legend_rows = (len(labels) + (reference_share is not None) + 1) // 2
     key = f"breakdown-{n_shapes}-{legend_rows}"
     if key not in _CACHE:
         fig, ax = plt.subplots(figsize=(WIDTH_IN, 0.62 * n_shapes + 3.4))
@@ -195,7 +239,15 @@ def breakdown_svg(
     tick_labels += [f"{recipe_label} ({p:.0f}%)" for p in lefts[False]]
     ax.set_yticks(ticks, tick_labels, fontsize=8)
     ax.set_ylim(ticks.max() + 0.7, -0.7)
-    ax.set_xlim(0, max(100.0, float(np.max(lefts[False]))) * 1.04)
+    right = max(100.0, float(np.max(lefts[False])))
+    if reference_share is not None:
+        marks = ax.scatter(reference_share, rows_y + 1.0, marker="D", s=30, color="black",
+                           edgecolors="white", linewidths=0.8, zorder=3)  # fmt: skip
+        _CACHE[key]["bars"].append(marks)
+        handles["torchao"] = Line2D([], [], marker="D", color="black", markeredgecolor="white",
+                                    linestyle="none", label="torchao model: low-precision total")
+        right = max(right, float(np.max(reference_share)))
+    ax.set_xlim(0, right * 1.04)
     ax.set_title(title)
     ax.legend(handles=list(handles.values()), loc="upper center", bbox_to_anchor=(0.3, -0.1),
               ncols=2, fontsize=7.5, frameon=False)  # fmt: skip
@@ -215,84 +267,47 @@ def roofline_svg(
     ``ceilings``: (format, peak FLOP/s); ``points``: (label, format, FLOP/byte, FLOP/s).
     """
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.8))
-    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.11, top=0.93)
+    fig.subplots_adjust(left=0.11, right=0.98, bottom=0.11, top=0.93)
     intensity = np.logspace(0, 4.3, 200)
     top = max(p for _, p in ceilings)
-    ax.plot(
-        intensity,
-        np.minimum(intensity * bandwidth_bytes_s, top) / 1e12,
-        color="#777777",
-        linewidth=1.0,
-        linestyle=":",
-        label=f"memory slope {bandwidth_bytes_s / 1e12:g} TB/s",
-    )
+    ax.plot(intensity, np.minimum(intensity * bandwidth_bytes_s, top) / 1e12, color="#777777",
+            linewidth=1.0, linestyle=":",
+            label=f"memory slope {bandwidth_bytes_s / 1e12:g} TB/s")  # fmt: skip
     for i, (fmt, peak) in enumerate(ceilings):
         colour = OKABE_ITO[i]
         roof = np.minimum(intensity * bandwidth_bytes_s, peak) / 1e12
-        ax.plot(
-            intensity,
-            roof,
-            color=colour,
-            linewidth=2.0,
-            label=f"{fmt} peak {peak / 1e12:,.0f} TFLOP/s",
-        )
+        ax.plot(intensity, roof, color=colour, linewidth=2.0,
+                label=f"{fmt} peak {peak / 1e12:,.0f} TFLOP/s")  # fmt: skip
         achievable = np.minimum(intensity * bandwidth_bytes_s * eta_mem, peak * eta_gemm) / 1e12
         ax.plot(intensity, achievable, color=colour, linewidth=1.0, linestyle="--")
         ridge = peak / bandwidth_bytes_s
-        ax.annotate(
-            f"ridge {ridge:,.0f}",
-            (ridge, peak / 1e12),
-            textcoords="offset points",
-            xytext=(4, -12),
-            fontsize=8,
-            color=colour,
-        )
+        ax.annotate(f"ridge {ridge:,.0f}", (ridge, peak / 1e12), textcoords="offset points",
+                    xytext=(4, -12), fontsize=8, color=colour)  # fmt: skip
     markers = {"bf16": "o", "fp8": "s", "fp4": "D"}
     fmt_colour = {fmt: OKABE_ITO[i] for i, (fmt, _) in enumerate(ceilings)}
     labelled = 0
     for label, fmt, ai, flops in points:
-        ax.plot(
-            ai,
-            flops / 1e12,
-            marker=markers.get(fmt, "o"),
-            color=fmt_colour.get(fmt, "k"),
-            markeredgecolor="black",
-            markersize=6,
-            linestyle="none",
-        )
+        ax.plot(ai, flops / 1e12, marker=markers.get(fmt, "o"), color=fmt_colour.get(fmt, "k"),
+                markeredgecolor="black", markersize=6, linestyle="none")  # fmt: skip
         if label:
             # Staggered below the ceiling with a leader line: the llama GEMMs sit close
             # together in intensity, so side-by-side names would overlap.
-            ax.annotate(
-                label,
-                (ai, flops / 1e12),
-                textcoords="offset points",
-                xytext=(6, -16 - 11 * labelled),
-                fontsize=7,
-                color="#333333",
-                ha="left",
-                va="center",
-                arrowprops={"arrowstyle": "-", "linewidth": 0.5, "color": "#999999"},
-            )
+            leader = {"arrowstyle": "-", "linewidth": 0.5, "color": "#999999"}
+            ax.annotate(label, (ai, flops / 1e12), textcoords="offset points",
+                        xytext=(6, -16 - 11 * labelled), fontsize=7, color="#333333", ha="left",
+                        va="center", arrowprops=leader)  # fmt: skip
             labelled += 1
-    ax.plot(
-        [],
-        [],
-        color="#333333",
-        linestyle="--",
-        linewidth=1.0,
-        label=f"achievable ({eta_gemm:.0%} GEMM, {eta_mem:.0%} memory)",
-    )
-    ax.plot(
-        [],
-        [],
-        marker="o",
-        color="#333333",
-        linestyle="none",
-        label="llama GEMMs (M=16384), per format",
-    )
+    achievable_label = f"achievable, torchao model ({eta_gemm:.0%} GEMM, {eta_mem:.0%} memory)"
+    ax.plot([], [], color="#333333", linestyle="--", linewidth=1.0, label=achievable_label)
+    ax.plot([], [], marker="o", color="#333333", linestyle="none",
+            label="llama GEMMs (M=16384), per format")  # fmt: skip
     ax.set_xscale("log")
     ax.set_yscale("log")
+    # Plain-text tick labels: matplotlib's log labels are mathtext, which this site turns
+    # off (text.parse_math), so they would print as raw "$\\mathdefault{10^{3}}$".
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("attainable TFLOP/s")
     ax.set_title(title)
@@ -340,7 +355,8 @@ def decision_svg(
     ax.grid(False)
     ax.set_xlabel("M (tokens per GEMM, log2 scale)")
     ax.set_ylabel("K = N (log2 scale)")
-    ax.set_title(title)
+    # Left-aligned: a long GPU name must not run off the left edge of the figure.
+    ax.set_title(title, loc="left")
     fig.legend(
         handles=handles,
         loc="upper left",
@@ -357,7 +373,8 @@ def compare_svg(
 ) -> str:
     """Speedup vs M at one K = N for every GPU; dashed lines are hypothetical."""
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.6))
-    fig.subplots_adjust(left=0.08, right=0.64, bottom=0.11, top=0.93)
+    two_lines = "\n" in title
+    fig.subplots_adjust(left=0.08, right=0.64, bottom=0.11, top=0.89 if two_lines else 0.93)
     x = np.log2(curve_m)
     for i, (label, native, values) in enumerate(series):
         colour = OKABE_ITO[i % 7]
@@ -376,6 +393,7 @@ def compare_svg(
     log2_axis(ax.xaxis, x[0], x[-1], max_ticks=9)
     ax.set_xlabel("M (tokens per GEMM, log2 scale)")
     ax.set_ylabel("speedup over bf16 (×)")
-    ax.set_title(title)
+    # Left-aligned: long recipe names must not run off the left edge of the figure.
+    ax.set_title(title, loc="left")
     fig.legend(loc="upper left", bbox_to_anchor=(0.65, 0.93), fontsize=7.5, frameon=False)
     return to_svg(fig)

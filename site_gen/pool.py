@@ -9,7 +9,7 @@ from pathlib import Path
 from roofline.errors import RooflineError
 from roofline.history import SPEC_PATH, SpecHistory, repo_root, spec_history
 from roofline.specs import GpuSpec
-from site_gen import config, plots
+from site_gen import config, plots, validation_charts
 from site_gen.formulas import Formula, instantiated_for_gpu
 from site_gen.render import PlotJob
 
@@ -20,6 +20,7 @@ _PLOTTERS = {
     "roofline": plots.roofline_svg,
     "decision": plots.decision_svg,
     "compare": plots.compare_svg,
+    "validation": validation_charts.validation_svg,
 }
 
 

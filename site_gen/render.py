@@ -25,6 +25,7 @@ from site_gen.pages import (
     recipe,
     recipes_index,
     specs,
+    validation,
 )
 from site_gen.pages.base import Instantiated, PageOutput, SiteInput
 
@@ -47,6 +48,6 @@ def render_pages(
     out.add(recipes_index.render(site))
     for r in RECIPE_LIST:
         out.add(recipe.render(site, r))
-    for module in (methodology, specs, equations, data, changes, nav):
+    for module in (methodology, validation, specs, equations, data, changes, nav):
         out.add(module.render(site))
     return out.files, dedupe(out.charts)

@@ -4,6 +4,12 @@ Every number and every choice (best, ranking, break-even M, aggregate) comes fro
 decision layer (:mod:`roofline.guidance`, through :mod:`site_gen.gather`) and every
 number is formatted by :mod:`roofline.units`; this module only lays them out as
 :class:`~site_gen.context.Table` cells with their export names.
+
+The pages lead with the calibrated model: the results given here are calibrated ones
+(:attr:`RecipeResult.calibrated`), and torchao's value of the same combination
+(:attr:`RecipeResult.torchao`) stands beside each headline number, in a column whose
+header names the model. Where a GPU's efficiencies are assumed, a headline number also
+carries its plausible range (:attr:`RecipeResult.spread`).
 """
 
 from __future__ import annotations
@@ -16,6 +22,11 @@ from site_gen.context import SUPPORT_BADGE, Cell, Table, gpu_page, recipe_result
 from site_gen.gather import Atlas, RecipeResult, best_at_canonical, table_sets
 
 DASH = units.MISSING
+#: How a column header names its model (exports carry the headers as column names).
+CALIBRATED = "calibrated"
+TORCHAO = "torchao"
+#: Marks a GPU whose calibrated efficiencies are assumed (no calibration data).
+ASSUMED_MARK = "‡"
 
 
 def fmt_m(value: float | None) -> str:
@@ -23,9 +34,45 @@ def fmt_m(value: float | None) -> str:
     return units.break_even_m(value, config.CURVE_M[0], config.CURVE_M[-1])
 
 
+def speedup_range(result: RecipeResult, key: str = "canonical") -> str:
+    """The plausible range of a calibrated headline speedup (``1.10–1.90×``); "" when no
+    assumed parameter moves it (both ends print the same)."""
+    if key not in result.spread:
+        return ""
+    low, high = (units.speedup(v).removesuffix("×") for v in result.spread[key])
+    return "" if low == high else f"{low}–{high}×"
+
+
+def break_even_range(result: RecipeResult) -> str:
+    """The plausible range of the calibrated break-even M at the canonical K = N."""
+    if "break_even" not in result.spread:
+        return ""
+    low, high = (fmt_m(v) for v in result.spread["break_even"])
+    return "" if low == high else f"{low} – {high}"
+
+
+def with_range(text: str, result: RecipeResult, key: str = "canonical") -> str:
+    """``text`` followed by the plausible range in parentheses, when there is one."""
+    spread = speedup_range(result, key)
+    return f"{text} ({spread})" if spread else text
+
+
+def gpu_cell(atlas: Atlas, gpu_name: str, link: str) -> safe.Md:
+    """A GPU's name linking to its page, marked when its efficiencies are assumed."""
+    if atlas.has_calibration_data(gpu_name):
+        return safe.link(gpu_name, link)
+    return safe.concat(safe.link(gpu_name, link), ASSUMED_MARK)
+
+
 def result_link(result: RecipeResult, page: str) -> str:
     """Link from ``page`` to the GPU x mode x recipe page of ``result``."""
     return rel(recipe_result_page(result.gpu, result.mode, result.recipe.name), page)
+
+
+def recipe_cell(result: RecipeResult, page: str) -> safe.Md:
+    """A recipe's name linking to its result page, breakable after underscores (long
+    names would otherwise push the tables' model columns off narrow screens)."""
+    return safe.link(safe.breakable(result.recipe.name), result_link(result, page))
 
 
 def llama_names() -> tuple[str, ...]:
@@ -47,13 +94,19 @@ def matrix_cell(result: RecipeResult, value: float | None, page: str, best: bool
     return safe.link(text, link)
 
 
-def matrix_table(atlas: Atlas, mode: Mode, shape_set: str, page: str) -> Table:
-    """GPU x recipe speedups of ``mode`` at a shape set; the best native one in bold."""
+def matrix_table(atlas: Atlas, mode: Mode, shape_set: str, page: str,
+                 calibrated: bool = True) -> Table:  # fmt: skip
+    """GPU x recipe speedups of ``mode`` at a shape set; the best native one in bold.
+
+    Of the calibrated model (export ``matrix-<mode>-<set>``) or torchao's
+    (``matrix-<mode>-<set>-torchao``).
+    """
     recipes = atlas.recipes(mode)
     header = ("GPU", *(safe.breakable(r.name) for r in recipes))
-    table = Table(header, name=f"matrix-{mode.value}-{shape_set}")
+    suffix = "" if calibrated else "-torchao"
+    table = Table(header, name=f"matrix-{mode.value}-{shape_set}{suffix}")
     for gpu in atlas.gpus:
-        results = atlas.for_gpu(gpu.name, mode)
+        results = atlas.for_gpu(gpu.name, mode, calibrated)
         values = [r.aggregate_speedup(shape_set) if r.computable else None for r in results]
         best, _ = guidance.pick_best(
             {r.recipe.name: v for v, r in zip(values, results, strict=True) if r.native and v}
@@ -62,56 +115,71 @@ def matrix_table(atlas: Atlas, mode: Mode, shape_set: str, page: str) -> Table:
             matrix_cell(r, v, page, r.recipe.name == best)
             for v, r in zip(values, results, strict=True)
         ]
-        table.rows.append((safe.link(gpu.name, rel(gpu_page(gpu), page)), *cells))
+        table.rows.append((gpu_cell(atlas, gpu.name, rel(gpu_page(gpu), page)), *cells))
     return table
 
 
+def _best_cell(atlas: Atlas, gpu: str, mode: Mode, page: str, calibrated: bool) -> Cell:
+    best = best_at_canonical(atlas, gpu, mode, calibrated)
+    if best is None:
+        return "stay in bf16"
+    text = f"{best.recipe.name}, {units.speedup(best.canonical_speedup)}"
+    return safe.link(with_range(text, best), result_link(best, page)) if calibrated else text
+
+
 def best_table(atlas: Atlas, page: str) -> Table:
-    """Per GPU, the best native recipe at the canonical shape in each mode."""
+    """Per GPU, the best native recipe at the canonical shape in each mode: by the
+    calibrated model (with its plausible range where efficiencies are assumed), then by
+    torchao's."""
     rows = []
     for gpu in atlas.gpus:
-        row: list[Cell] = [safe.link(gpu.name, rel(gpu_page(gpu), page))]
+        row: list[Cell] = [gpu_cell(atlas, gpu.name, rel(gpu_page(gpu), page))]
         for mode in config.MODES:
-            best = best_at_canonical(atlas, gpu.name, mode)
-            if best is None:
-                row.append("stay in bf16")
-            else:
-                text = f"{best.recipe.name}, {units.speedup(best.canonical_speedup)}"
-                row.append(safe.link(text, result_link(best, page)))
+            row += [_best_cell(atlas, gpu.name, mode, page, True),
+                    _best_cell(atlas, gpu.name, mode, page, False)]  # fmt: skip
         rows.append(tuple(row))
-    header = ("GPU", *(f"best {mode.value} recipe" for mode in config.MODES))
+    header = ("GPU", *(f"best {mode.value} recipe ({model})" for mode in config.MODES
+                       for model in (CALIBRATED, TORCHAO)))  # fmt: skip
     return Table(header, rows, name="best")
 
 
 def break_even_table(results: list[RecipeResult], page: str, name: str) -> Table:
-    """Recipe x K=N break-even M (speedup = 1)."""
-    header = ("recipe", "support", *(f"K=N={kn}" for kn in config.BREAK_EVEN_KN))
+    """Recipe x K=N break-even M (speedup = 1) of the calibrated model, and torchao's at
+    the canonical K = N."""
+    kn0 = config.CANONICAL_KN
+    header = ("recipe", "support", *(f"K=N={kn} ({CALIBRATED})" for kn in config.BREAK_EVEN_KN),
+              f"K=N={kn0} ({TORCHAO})")  # fmt: skip
     table = Table(header, name=name)
     for r in results:
-        values = (fmt_m(r.break_even(kn)) if r.computable else DASH for kn in config.BREAK_EVEN_KN)
+        kns = config.BREAK_EVEN_KN
+        values = [fmt_m(r.break_even(kn)) if r.computable else DASH for kn in kns]
+        values.append(fmt_m(r.torchao.break_even(kn0)) if r.computable else DASH)
         badge = SUPPORT_BADGE[r.capability.support]
-        table.rows.append((safe.link(r.recipe.name, result_link(r, page)), badge, *values))
+        table.rows.append((recipe_cell(r, page), badge, *values))
     return table
 
 
 def ranked_table(results: list[RecipeResult], page: str, name: str) -> Table:
-    """Recipes ranked by aggregate speedup over the llama shapes (computable ones first)."""
+    """Recipes ranked by the calibrated aggregate speedup over the llama shapes (computable
+    ones first), torchao's aggregate beside it."""
     names = llama_names()
-    header = ("rank", "recipe", "support", "all four GEMMs", *names, "fused: all four")
+    header = ("rank", "recipe", "support", f"all four GEMMs ({CALIBRATED})",
+              f"all four GEMMs ({TORCHAO})", *names, f"fused: all four ({CALIBRATED})")  # fmt: skip
     table = Table(header, name=name)
     computable = [r for r in results if r.computable]
     order = guidance.rank_order([r.aggregate_speedup("llama") for r in computable])
     for rank, r in enumerate((computable[i] for i in order), 1):
         table.rows.append((
-            str(rank), safe.link(r.recipe.name, result_link(r, page)),
+            str(rank), recipe_cell(r, page),
             SUPPORT_BADGE[r.capability.support], units.speedup(r.aggregate_speedup("llama")),
+            units.speedup(r.torchao.aggregate_speedup("llama")),
             *(units.speedup(float(v)) for v in r.speedup_at("llama")),
             units.speedup(r.aggregate_speedup("llama", fusion=True)),
         ))  # fmt: skip
     for r in results:
         if not r.computable:
-            link = safe.link(r.recipe.name, result_link(r, page))
-            table.rows.append(("—", link, "not computable", *(DASH for _ in range(len(names) + 2))))
+            link = recipe_cell(r, page)
+            table.rows.append(("—", link, "not computable", *(DASH for _ in range(len(names) + 3))))
     return table
 
 
@@ -124,12 +192,17 @@ def _fmt_column(name: str, value: float) -> str:
 
 
 def columns_table(result: RecipeResult, shape_set: str, names: tuple[str, ...] = ()) -> Table:
-    """torchao's columns for one shape set, plus the fused speedup (and shape names)."""
+    """torchao's columns for one shape set, plus the fused speedup (and shape names).
+
+    Exported as ``<set>`` for torchao's model (the columns its scripts print) and as
+    ``<set>-calibrated`` for the calibrated model (the same column names).
+    """
     cols = result.table(shape_set)
     fused = result.table(shape_set, fusion=True)[guidance.SPEEDUP]
     keys = list(cols)
     header = (*(("name",) if names else ()), *keys, f"{guidance.SPEEDUP}_fused")
-    table = Table(header, raw=[], name=shape_set)
+    name = f"{shape_set}-calibrated" if result.calibrated else shape_set
+    table = Table(header, raw=[], name=name)
     for i in range(len(cols[keys[0]])):
         row = [_fmt_column(k, float(cols[k][i])) for k in keys]
         table.rows.append((*((names[i],) if names else ()), *row, f"{float(fused[i]):.4f}"))
@@ -139,7 +212,7 @@ def columns_table(result: RecipeResult, shape_set: str, names: tuple[str, ...] =
 
 
 def speedup_summary(result: RecipeResult) -> dict[str, str]:
-    """Headline numbers of a GPU x recipe page, formatted."""
+    """Headline numbers of a GPU x recipe page (in the result's model), formatted."""
     return {
         "canonical": units.speedup(result.canonical_speedup),
         "canonical_fused": units.speedup(float(result.speedup_at("canonical", True)[0])),
@@ -149,39 +222,80 @@ def speedup_summary(result: RecipeResult) -> dict[str, str]:
 
 
 def headline_table(result: RecipeResult) -> Table:
-    """The summary row under a GPU x recipe page's title."""
-    summary = speedup_summary(result)
+    """The summary under a GPU x recipe page's title: a row per model (calibrated first,
+    its canonical speedup in bold), and the plausible range where efficiencies are assumed."""
     kn = config.CANONICAL_KN
-    header = (f"M = {config.CANONICAL_M}, K = N = {kn}", "with fusion",
+    header = ("model", f"M = {config.CANONICAL_M}, K = N = {kn}", "with fusion",
               "llama shapes (all four)", f"break-even M at K = N = {kn}")  # fmt: skip
-    row = (safe.strong(summary["canonical"]), summary["canonical_fused"], summary["llama"],
-           summary["break_even"])  # fmt: skip
-    return Table(header, [row], name="headline")
+    calibrated, torchao = speedup_summary(result), speedup_summary(result.torchao)
+    rows: list[tuple[Cell, ...]] = [
+        ("calibrated model", safe.strong(calibrated["canonical"]), calibrated["canonical_fused"],
+         calibrated["llama"], calibrated["break_even"]),
+        ("torchao model", torchao["canonical"], torchao["canonical_fused"], torchao["llama"],
+         torchao["break_even"]),
+    ]  # fmt: skip
+    spread = (speedup_range(result), speedup_range(result, "canonical_fused"),
+              speedup_range(result, "llama"), break_even_range(result))  # fmt: skip
+    if any(spread):
+        rows.append(("plausible range (assumed parameters)",
+                     *(value or units.MISSING for value in spread)))  # fmt: skip
+    return Table(header, rows, name="headline")
 
 
 def page_break_even_table(result: RecipeResult) -> Table:
-    """Break-even M of one GPU x recipe per K = N, unfused and fused."""
-    table = Table(("K=N", "break-even M", "break-even M (fused)"), name="break-even")
+    """Break-even M of one GPU x recipe per K = N, unfused and fused, in both models."""
+    header = ("K=N", f"break-even M ({CALIBRATED})", f"fused ({CALIBRATED})",
+              f"break-even M ({TORCHAO})", f"fused ({TORCHAO})")  # fmt: skip
+    table = Table(header, name="break-even")
     for kn in config.BREAK_EVEN_KN:
-        unfused, fused = result.break_even(kn), result.break_even(kn, fusion=True)
-        table.rows.append((str(kn), fmt_m(unfused), fmt_m(fused)))
+        cells = [fmt_m(r.break_even(kn, fusion)) for r in (result, result.torchao)
+                 for fusion in (False, True)]  # fmt: skip
+        table.rows.append((str(kn), *cells))
     return table
 
 
 def recipe_gpus_table(results: list[RecipeResult], page: str, name: str) -> Table:
-    """One recipe in one mode on every GPU: headline speedups and break-even M."""
+    """One recipe in one mode on every GPU: headline speedups and break-even M of the
+    calibrated model, torchao's canonical speedup beside them."""
     kn = config.CANONICAL_KN
-    header = ("GPU", "support", f"M={config.CANONICAL_M}, K=N={kn}", "llama (all four)",
-              f"break-even M at K=N={kn}")  # fmt: skip
+    shape = f"M={config.CANONICAL_M}, K=N={kn}"
+    header = ("GPU", "support", f"{shape} ({CALIBRATED})", f"{shape} ({TORCHAO})",
+              f"llama, all four ({CALIBRATED})",
+              f"break-even M at K=N={kn} ({CALIBRATED})")  # fmt: skip
     table = Table(header, name=name)
     for r in results:
         gpu_link = safe.link(r.gpu.name, result_link(r, page))
         if not r.computable:
-            table.rows.append((gpu_link, "not computable", DASH, DASH, DASH))
+            table.rows.append((gpu_link, "not computable", DASH, DASH, DASH, DASH))
             continue
         summary = speedup_summary(r)
         badge = SUPPORT_BADGE[r.capability.support]
-        table.rows.append(
-            (gpu_link, badge, summary["canonical"], summary["llama"], summary["break_even"])
-        )
+        table.rows.append((gpu_link, badge, with_range(summary["canonical"], r),
+                           units.speedup(r.torchao.canonical_speedup), summary["llama"],
+                           summary["break_even"]))  # fmt: skip
     return table
+
+
+def breakdown_table(result: RecipeResult, labels: list[tuple[str, str, bool]]) -> Table:
+    """Time of each GEMM and cast kernel at the breakdown shapes, in both models (µs): a row
+    per kernel, a column per shape and model (fewer, shorter cells than a row per shape).
+
+    ``labels``: (term key, label, is bf16 baseline) per model term (both models have the
+    same terms under the same keys).
+    """
+    shapes = [f"M={m}, K={k}, N={n}" for m, k, n in config.BREAKDOWN_SHAPES]
+    header = ("kernel", "side", *(f"{shape}, {model} (µs)" for shape in shapes
+                                  for model in (CALIBRATED, TORCHAO)))  # fmt: skip
+    table = Table(header, raw=[], name="breakdown")
+    for key, label, baseline in labels:
+        side = "bf16" if baseline else "low precision"
+        times_us = [float(r.term_times[key][i]) * 1e6 for i in range(len(shapes))
+                    for r in (result, result.torchao)]  # fmt: skip
+        table.rows.append((label, side, *(_us(t) for t in times_us)))
+        table.raw.append((label, side, *times_us))  # type: ignore[union-attr]
+    return table
+
+
+def _us(value: float) -> str:
+    """Microseconds to four significant digits (the export has them in full)."""
+    return f"{value:,.0f}" if value >= 1000 else f"{value:.4g}"

@@ -10,8 +10,10 @@ import numpy as np
 import pytest
 
 from roofline import guidance, units
-from roofline.recipes import RECIPE_LIST, Mode
+from roofline.evaluate import calibration_of
+from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.specs import load_specs
+from roofline.symbols import CALIBRATION_SYMBOLS
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = load_specs(ROOT / "tests" / "data" / "site_small_specs.toml")
@@ -37,8 +39,9 @@ def _rows(text: str, header_start: str) -> list[list[str]]:
 
 
 def _text(cell: str) -> str:
-    """A cell's visible text: link targets and emphasis dropped."""
-    return html.unescape(re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell).replace("**", ""))
+    """A cell's visible text: link targets, emphasis and word-break hints dropped."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", cell).replace("**", "")
+    return html.unescape(text.replace("<wbr>", ""))
 
 
 def _fmt_m(value: float | None) -> str:
@@ -46,34 +49,49 @@ def _fmt_m(value: float | None) -> str:
     return units.break_even_m(value, grid[0], grid[-1])
 
 
+def _without_range(text: str) -> str:
+    """A calibrated cell without its plausible range: ``rowwise, 1.50× (1.4–1.6×)``."""
+    return re.sub(r" \([^)]*\)$", "", text)
+
+
 def test_home_best_table_is_guidance_best_recipe(pages):
     rows = _rows(pages["generated/_snippets/home_matrix.md.txt"], "| GPU | best training")
     assert len(rows) == len(SPECS)
     for row, gpu in zip(rows, SPECS.values(), strict=True):
-        g = guidance.gpu_guidance(gpu)
-        for cell, mode in zip(row[1:], (Mode.TRAINING, Mode.INFERENCE), strict=True):
-            name, speedup = g.best_canonical[mode]
-            want = "stay in bf16" if name is None else f"{name}, {units.speedup(speedup)}"
-            assert _text(cell) == want
-            # the same rule evaluated directly at the canonical shape
-            assert guidance.best_recipe(gpu, mode, *guidance.CANONICAL_SHAPE)[0] == name
+        calibrated = guidance.gpu_guidance(gpu, calibrated=True, specs=SPECS)
+        torchao = guidance.gpu_guidance(gpu)
+        for i, mode in enumerate((Mode.TRAINING, Mode.INFERENCE)):
+            cells = row[1 + 2 * i : 3 + 2 * i]
+            for cell, g, strip in zip(cells, (calibrated, torchao), (_without_range, str),
+                                      strict=True):  # fmt: skip
+                name, speedup = g.best_canonical[mode]
+                want = "stay in bf16" if name is None else f"{name}, {units.speedup(speedup)}"
+                assert strip(_text(cell)) == want, (gpu.name, mode, g.calibrated)
+                # the same rule evaluated directly at the canonical shape
+                best = guidance.best_recipe(gpu, mode, *guidance.CANONICAL_SHAPE,
+                                            calibrated=g.calibrated, specs=SPECS)  # fmt: skip
+                assert best[0] == name
 
 
 @pytest.mark.parametrize("gpu_name", list(SPECS))
 @pytest.mark.parametrize("mode", [Mode.TRAINING, Mode.INFERENCE])
 def test_gpu_page_break_even_and_ranking_are_guidance(pages, gpu_name, mode):
+    """The GPU page's tables are the calibrated decision layer, torchao's beside it."""
     gpu = SPECS[gpu_name]
     slug = gpu_name.lower().replace(" ", "-")
     text = pages[f"generated/gpus/{slug}/index.md"]
-    g = guidance.gpu_guidance(gpu)
+    g = guidance.gpu_guidance(gpu, calibrated=True, specs=SPECS)
+    t = guidance.gpu_guidance(gpu)
     section = text[text.index(f"#### Break-even M ({mode.value})"):]
     recipes = [r.name for r in RECIPE_LIST if mode in r.plans]
     break_even = _rows(section, "| recipe | support |")
     assert [_text(r[0]) for r in break_even] == recipes
     for row, recipe in zip(break_even, recipes, strict=True):
-        result = g.recipes.get((mode, recipe))
+        result, reference = g.recipes.get((mode, recipe)), t.recipes.get((mode, recipe))
         want = [units.MISSING if result is None else _fmt_m(result.break_even[kn])
                 for kn in guidance.BREAK_EVEN_KN]  # fmt: skip
+        want.append(units.MISSING if reference is None
+                    else _fmt_m(reference.break_even[guidance.CANONICAL_KN]))  # fmt: skip
         assert [_text(c) for c in row[2:]] == want, recipe
     ranked = _rows(section, "| rank | recipe |")
     computable = [r for r in recipes if (mode, r) in g.recipes]
@@ -82,6 +100,43 @@ def test_gpu_page_break_even_and_ranking_are_guidance(pages, gpu_name, mode):
     assert [_text(r[1]) for r in ranked[: len(order)]] == order
     for row, recipe in zip(ranked[: len(order)], order, strict=True):
         assert row[3] == units.speedup(g.recipes[(mode, recipe)].llama_speedup)
+        assert row[4] == units.speedup(t.recipes[(mode, recipe)].llama_speedup)
+
+
+@pytest.mark.parametrize("gpu_name", list(SPECS))
+def test_gpu_recipe_headline_leads_with_the_calibrated_model(pages, gpu_name):
+    gpu = SPECS[gpu_name]
+    slug = gpu_name.lower().replace(" ", "-")
+    text = pages[f"generated/gpus/{slug}/training-rowwise.md"]
+    rows = _rows(text, "| model |")
+    assert [r[0] for r in rows[:2]] == ["calibrated model", "torchao model"]
+    recipe = get_recipe("rowwise")
+    for row, calibrated in zip(rows, (True, False), strict=False):
+        g = guidance.recipe_guidance(gpu, Mode.TRAINING, recipe, calibrated=calibrated,
+                                     specs=SPECS)  # fmt: skip
+        assert _text(row[1]) == units.speedup(g.canonical_speedup)
+        assert _text(row[3]) == units.speedup(g.llama_speedup)
+        assert _text(row[4]) == _fmt_m(g.break_even[guidance.CANONICAL_KN])
+
+
+def test_gpu_pages_say_where_the_calibration_comes_from(pages):
+    for gpu in SPECS.values():
+        slug = gpu.name.lower().replace(" ", "-")
+        text = pages[f"generated/gpus/{slug}/index.md"]
+        calibration = calibration_of(gpu, SPECS)
+        assert "## Calibrated model parameters" in text
+        if guidance.has_calibration_data(calibration):
+            assert "**Calibrated model.** Measured:" in text
+            assert "Efficiencies assumed: these estimates" not in text
+        else:
+            warning = text[text.index('!!! warning "Efficiencies assumed: these estimates'):]
+            warning = warning[: warning.index("## Specification")]
+            latex = {hw.spec_key: hw.latex for hw in CALIBRATION_SYMBOLS}
+            for key in calibration.assumed():
+                assert f"${latex[key]}$" in warning, key
+            # every line of the admonition is indented: it cannot leak out of the box
+            body = [line for line in warning.splitlines()[1:] if line.strip()]
+            assert all(line.startswith("    ") for line in body)
 
 
 def test_best_of_and_pick_best_agree():
@@ -113,3 +168,26 @@ def test_methodology_lists_every_note(pages):
     text = pages["generated/methodology.md"]
     for note in (*notes.DEVIATIONS, *notes.LIMITATIONS):
         assert f"**{note.title}.**" in html.unescape(text), note.title
+
+
+def test_site_spread_is_the_decision_layers_corners():
+    """A headline's plausible range on the site is the extent of the decision layer's
+    values over the nominal parameters and every corner of the assumed ranges."""
+    from site_gen.gather import gather_one
+
+    bundled = load_specs(None)
+    gpu = next(g for g in bundled.values()
+               if guidance.calibration_corners(calibration_of(g, bundled)))  # fmt: skip
+    calibration = calibration_of(gpu, bundled)
+    recipe = guidance.native_recipes(gpu, Mode.TRAINING)[0]
+    result = gather_one(gpu, Mode.TRAINING, recipe, calibration)
+    runs = [guidance.recipe_guidance(gpu, Mode.TRAINING, recipe, calibration=c)
+            for c in (calibration, *guidance.calibration_corners(calibration))]  # fmt: skip
+    for key, values in (("canonical", [r.canonical_speedup for r in runs]),
+                        ("llama", [r.llama_speedup for r in runs])):  # fmt: skip
+        assert result.spread[key] == pytest.approx((min(values), max(values)), rel=1e-12)
+    ends = [np.inf if r.break_even[guidance.CANONICAL_KN] is None
+            else r.break_even[guidance.CANONICAL_KN] for r in runs]  # fmt: skip
+    low, high = result.spread["break_even"]
+    assert (np.inf if low is None else low) == pytest.approx(min(ends), rel=1e-12)
+    assert (np.inf if high is None else high) == pytest.approx(max(ends), rel=1e-12)

@@ -58,7 +58,8 @@ def test_every_table_has_csv_and_json_that_match_the_page(pages: dict[str, str])
     for path, text in pages.items():
         if not path.endswith((".md", ".md.txt")):
             continue
-        page = {"generated/_snippets/home_matrix.md.txt": "index.md"}.get(path, path)
+        page = {"generated/_snippets/home_matrix.md.txt": "index.md",
+                "generated/_snippets/equations.md.txt": "equations.md"}.get(path, path)
         tables = _markdown_tables(text)
         links = link.findall(text)
         if path.endswith(".md.txt") and not links:
@@ -98,6 +99,37 @@ def test_column_tables_carry_the_evaluation(pages: dict[str, str]) -> None:
             assert record[column] == values[i]
 
 
+def test_calibrated_column_tables_carry_the_calibrated_evaluation(pages: dict[str, str]) -> None:
+    """``llama-calibrated`` beside ``llama`` (whose URL and content stay torchao's)."""
+    data = json.loads(pages["generated/gpus/test-b200/training-rowwise/llama-calibrated.json"])
+    torchao = json.loads(pages["generated/gpus/test-b200/training-rowwise/llama.json"])
+    assert data["columns"] == torchao["columns"]
+    want = evaluate("Test B200", "training", "rowwise", 16384, [8192, 1024, 8192, 3584],
+                    [1280, 8192, 7168, 8192], specs=str(SPECS), calibrated=True)  # fmt: skip
+    for i, row in enumerate(data["data"]):
+        record = dict(zip(data["columns"], row, strict=True))
+        for column, values in want.items():
+            assert record[column] == values[i]
+    assert data["data"] != torchao["data"]
+
+
+def test_summary_tables_name_both_models(pages: dict[str, str]) -> None:
+    headline = json.loads(pages["generated/gpus/test-b200/training-rowwise/headline.json"])
+    assert [row[0] for row in headline["data"][:2]] == ["calibrated model", "torchao model"]
+    ranked = json.loads(pages["generated/gpus/test-b200/training-ranked.json"])
+    assert "all four GEMMs (calibrated)" in ranked["columns"]
+    assert "all four GEMMs (torchao)" in ranked["columns"]
+    for mode in ("training", "inference"):
+        for shape in ("canonical", "llama"):
+            calibrated = json.loads(pages[f"generated/home/matrix-{mode}-{shape}.json"])
+            torchao = json.loads(pages[f"generated/home/matrix-{mode}-{shape}-torchao.json"])
+            assert calibrated["columns"] == torchao["columns"]
+    breakdown = json.loads(pages["generated/gpus/test-b200/training-rowwise/breakdown.json"])
+    assert breakdown["columns"][-2:] == ["M=16384, K=8192, N=8192, calibrated (µs)",
+                                         "M=16384, K=8192, N=8192, torchao (µs)"]  # fmt: skip
+    assert all(isinstance(v, float) and v > 0 for row in breakdown["data"] for v in row[2:])
+
+
 def test_data_folder(pages: dict[str, str]) -> None:
     index = json.loads(pages["generated/data/index.json"])
     specs = load_specs(SPECS)
@@ -118,6 +150,20 @@ def test_data_folder(pages: dict[str, str]) -> None:
             warnings.simplefilter("ignore")
             want = evaluate(run["gpu"], run["mode"], run["recipe"], rows["fwd_M"], rows["fwd_K"],
                             rows["fwd_N"], fusion=run["fusion"], specs=str(SPECS))  # fmt: skip
+        for column, values in want.items():
+            assert list(rows[column]) == list(values), (entry, column)
+            assert list(frame[column]) == list(values), (entry, column)
+        assert "model" not in run  # torchao's files keep exactly their keys
+        calibrated = json.loads(pages[f"generated/data/{entry['calibrated_json']}"])
+        assert entry["calibrated_json"] == entry["json"].replace(".json", "-calibrated.json")
+        assert calibrated["model"] == "calibrated" and calibrated["columns"] == run["columns"]
+        frame = pd.read_csv(io.StringIO(pages[f"generated/data/{entry['calibrated_csv']}"]))
+        rows = pd.DataFrame(calibrated["rows"], columns=calibrated["columns"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = evaluate(run["gpu"], run["mode"], run["recipe"], rows["fwd_M"], rows["fwd_K"],
+                            rows["fwd_N"], fusion=run["fusion"], specs=str(SPECS),
+                            calibrated=True)  # fmt: skip
         for column, values in want.items():
             assert list(rows[column]) == list(values), (entry, column)
             assert list(frame[column]) == list(values), (entry, column)

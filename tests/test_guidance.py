@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
 
+from roofline.calibration.params import Basis, CalibratedParameters, ParameterValue
 from roofline.capability import Support
-from roofline.evaluate import evaluate_columns
+from roofline.evaluate import calibration_of, evaluate_columns
 from roofline.guidance import (
     ALWAYS,
+    BF16_EFFICIENCY,
     BREAK_EVEN_KN,
     BREAK_EVEN_M_GRID,
     CANONICAL_SHAPE,
+    SPEEDUP,
     best_recipe,
     break_even_from_curve,
     break_even_m,
+    calibration_corners,
     gpu_guidance,
+    has_calibration_data,
+    native_recipes,
     pick_best,
+    recipe_guidance,
 )
 from roofline.recipes import Mode, get_recipe
 from roofline.shapes import llama
@@ -125,3 +133,99 @@ def test_speedup_rises_with_bandwidth(bundled):
     slow, fast = gpu_guidance(gpu), gpu_guidance(faster)
     for key, g in slow.recipes.items():
         assert fast.recipes[key].canonical_speedup >= g.canonical_speedup - 1e-12
+
+
+# -- the calibrated model through the decision layer ------------------------------------
+
+
+def test_torchao_is_the_default(bundled):
+    gpu = bundled["NVIDIA H100"]
+    default, explicit = gpu_guidance(gpu), gpu_guidance(gpu, calibrated=False)
+    assert default == explicit and not default.calibrated
+    assert all(not g.calibrated for g in default.recipes.values())
+    assert break_even_m(gpu, "training", "rowwise", 4096) == break_even_m(
+        gpu, "training", "rowwise", 4096, calibrated=False
+    )
+
+
+def test_calibrated_guidance_is_the_calibrated_model(bundled):
+    from roofline import evaluate
+
+    gpu = bundled["NVIDIA H100"]
+    calibration = calibration_of(gpu, bundled)
+    guidance = gpu_guidance(gpu, calibrated=True, specs=bundled)
+    assert guidance.calibrated
+    for (mode, name), g in guidance.recipes.items():
+        assert g.calibrated
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # hypothetical recipes warn
+            want = evaluate(gpu, mode, name, *CANONICAL_SHAPE, specs=bundled, calibrated=True)
+        assert g.canonical_speedup == pytest.approx(float(np.ravel(want[SPEEDUP])[0]), rel=1e-12)
+    # break-even M: the calibrated speedup crosses 1 there
+    m = break_even_m(gpu, "training", "rowwise", 4096, calibrated=True, specs=bundled)
+    assert m is not None and 16 < m < 2**18
+    below, above = np.floor(m * 0.98), np.ceil(m * 1.02)
+    cols = evaluate_columns(gpu, Mode.TRAINING, get_recipe("rowwise"), [below, above], 4096,
+                            4096, calibration=calibration)  # fmt: skip
+    assert cols[SPEEDUP][0] < 1 <= cols[SPEEDUP][1]
+    # the best recipe is the fastest native one by the calibrated model
+    name, speedup = best_recipe(gpu, "training", *CANONICAL_SHAPE, calibrated=True,
+                                specs=bundled)  # fmt: skip
+    natives = {r: g.canonical_speedup for (mode, r), g in guidance.recipes.items()
+               if mode is Mode.TRAINING and g.native}  # fmt: skip
+    assert (name, speedup) == pick_best(natives)
+
+
+def test_has_calibration_data_is_a_measured_bf16_efficiency(bundled):
+    seen = set()
+    for gpu in bundled.values():
+        calibration = calibration_of(gpu, bundled)
+        basis = calibration.values[BF16_EFFICIENCY].basis
+        assert has_calibration_data(calibration) is (basis is not Basis.ASSUMED)
+        seen.add(has_calibration_data(calibration))
+    assert seen == {True, False}, "the bundled database has GPUs of both kinds"
+
+
+def _parameters(**entries: ParameterValue) -> CalibratedParameters:
+    return CalibratedParameters("gpu", {k.replace("__", "."): v for k, v in entries.items()})
+
+
+def test_corners_move_each_group_to_both_ends():
+    assumed = Basis.ASSUMED
+    params = _parameters(
+        gemm_efficiency__bf16=ParameterValue(0.7, assumed, "s", low=0.5, high=0.8),
+        gemm_efficiency__fp8=ParameterValue(0.6, assumed, "s", low=0.4, high=0.7),
+        cast_efficiency__row=ParameterValue(0.85, assumed, "s", low=0.8, high=0.9),
+        cast_efficiency__tile=ParameterValue(0.8, assumed, "s", low=0.8, high=0.8),  # a point
+        cast_efficiency__column=ParameterValue(0.7, Basis.MEASURED, "s"),
+        gemm_fixed_latency_s=ParameterValue(7e-6, Basis.FITTED, "s"),
+    )
+    corners = calibration_corners(params)
+    assert len(corners) == 4  # two groups (GEMM, cast), each at low and at high
+    seen = set()
+    for corner in corners:
+        n = corner.numbers()
+        gemm_end = "low" if n["gemm_efficiency.bf16"] == 0.5 else "high"
+        assert n["gemm_efficiency.fp8"] == (0.4 if gemm_end == "low" else 0.7)
+        cast_end = "low" if n["cast_efficiency.row"] == 0.8 else "high"
+        # values without a range, and measured or fitted ones, never move
+        assert n["cast_efficiency.tile"] == 0.8 and n["cast_efficiency.column"] == 0.7
+        assert n["gemm_fixed_latency_s"] == 7e-6
+        seen.add((gemm_end, cast_end))
+    assert seen == {("low", "low"), ("low", "high"), ("high", "low"), ("high", "high")}
+    measured = _parameters(gemm_efficiency__bf16=ParameterValue(0.7, Basis.MEASURED, "s"))
+    assert calibration_corners(measured) == ()
+
+
+def test_corners_bound_an_assumed_gpus_speedup(bundled):
+    gpu = next(g for g in bundled.values()
+               if calibration_corners(calibration_of(g, bundled)))  # fmt: skip
+    calibration = calibration_of(gpu, bundled)
+    recipe = next(r for r in native_recipes(gpu, Mode.TRAINING))
+    nominal = recipe_guidance(gpu, Mode.TRAINING, recipe, calibration=calibration)
+    corners = [recipe_guidance(gpu, Mode.TRAINING, recipe, calibration=c)
+               for c in calibration_corners(calibration)]  # fmt: skip
+    speedups = [c.canonical_speedup for c in corners]
+    assert all(c.calibrated for c in corners)
+    assert len(set(speedups)) > 1, "the assumed ranges move the speedup"
+    assert min(speedups) <= nominal.canonical_speedup * (1 + 1e-12)

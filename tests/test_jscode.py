@@ -167,3 +167,128 @@ def test_calculator_templates_keep_braces_of_gpu_names():
     data = calculator_data(SpecDatabase({gpu.name: gpu}, "test"))
     filled = _fill(data["unknown"]["gpu"], name="'{gpu}'")
     assert filled == "unknown GPU '{gpu}'; valid: Acme {name} }{ {{gpu}}"
+
+
+# -- the calibrated model beside torchao's ----------------------------------------------------
+
+
+def _models(calibrated: bool):
+    from roofline.formulas import build_model
+
+    return [build_model(mode, recipe, fusion, calibrated=calibrated)
+            for recipe in RECIPE_LIST for mode in recipe.modes for fusion in (False, True)]  # fmt: skip
+
+
+def test_calibrated_functions_read_the_calibration_parameters():
+    from roofline.jscode import model_function
+    from roofline.symbols import CALIBRATION_SYMBOLS
+
+    seen: set[str] = set()
+    for model in _models(calibrated=True):
+        text = model_function(model)
+        assert text.startswith("function (M, K, N, hw, cal) {"), model.recipe.name
+        used = set().union(*(t.expr.free_symbols for t in model.terms))
+        for param in CALIBRATION_SYMBOLS:
+            line = f"const {param.symbol.name} = cal[{json.dumps(param.spec_key)}];"
+            assert (line in text) == (param.symbol in used), (model.recipe.name, param.spec_key)
+            if param.symbol in used:
+                seen.add(param.spec_key)
+        assert "#latency" in text
+    # Every parameter is read by some model, and torchao's functions read none of them.
+    assert seen == {p.spec_key for p in CALIBRATION_SYMBOLS}
+    for model in _models(calibrated=False):
+        text = model_function(model)
+        assert text.startswith("function (M, K, N, hw) {") and "cal[" not in text
+
+
+def test_script_carries_both_models_and_what_calibration_ignores():
+    text = calculator_script()
+    count = sum(2 for r in RECIPE_LIST for _ in r.modes)
+    assert text.count("calibrated: {ignores: ") == count
+    assert text.count("function (M, K, N, hw, cal)") == count
+    assert '"pct_achievable_gemm_tops"' in text.split("calibrated: {ignores: ")[1].split("]")[0]
+
+
+def test_printer_writes_ceiling_and_floor_as_math_calls():
+    import sympy
+
+    from roofline.jscode import _Printer
+    from roofline.symbols import K, M
+
+    text = _Printer({"full_prec": True}).doprint(sympy.ceiling(M / 128) + sympy.floor(K / 32))
+    assert "Math.ceil(" in text and "Math.floor(" in text
+    m, k = 1000, 100
+    assert eval(text.replace("Math.ceil", "math.ceil").replace("Math.floor", "math.floor"),
+                {"math": __import__("math"), "M": m, "K": k}) == -(-m // 128) + k // 32  # fmt: skip
+
+
+def test_fixed_latency_is_each_calibrated_terms_constant_part():
+    import sympy
+
+    from roofline.jscode import fixed_latency
+    from roofline.symbols import SHAPE_SYMBOLS
+
+    empty = dict.fromkeys(SHAPE_SYMBOLS, 0)
+    for model in _models(calibrated=True):
+        for term in model.terms:
+            fixed = fixed_latency(term.expr)
+            assert not fixed.free_symbols & set(SHAPE_SYMBOLS)
+            # The fixed part is what the term takes for an empty shape (M = K = N = 0).
+            assert sympy.simplify(term.expr.subs(empty) - fixed) == 0, term.key
+            if term.gemm is not None:
+                assert sympy.simplify(fixed - term.gemm.latency) == 0, term.key
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_generated_calibrated_javascript_matches_evaluate(script):
+    from roofline.evaluate import calibration_of
+
+    specs = load_specs()
+    cases = _cases(30)
+    cals = [calibration_of(c["gpu"], specs) for c in cases]
+    payload = [
+        {"key": model_key(c["mode"], c["recipe"], c["fusion"]), "shape": c["shape"],
+         "hw": c["gpu"].hardware_values(), "cal": cal.numbers()}
+        for c, cal in zip(cases, cals, strict=True)
+    ]  # fmt: skip
+    program = (
+        f"require({json.dumps(script)});"
+        "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
+        "const out = cases.map(c => RooflineModels.models[c.key].calibrated"
+        ".times(...c.shape, c.hw, c.cal));"
+        "process.stdout.write(JSON.stringify(out));"
+    )
+    result = subprocess.run([NODE, "-e", program], input=json.dumps(payload), text=True,
+                            capture_output=True, check=True)  # fmt: skip
+    for case, cal, js in zip(cases, cals, json.loads(result.stdout), strict=True):
+        ours = evaluate_terms(case["gpu"], case["mode"], case["recipe"], *case["shape"],
+                              fusion=case["fusion"], calibration=cal)  # fmt: skip
+        torchao = evaluate_terms(case["gpu"], case["mode"], case["recipe"], *case["shape"],
+                                 fusion=case["fusion"])  # fmt: skip
+        assert any(js[k] != pytest.approx(float(v), rel=1e-6) for k, v in torchao.items())
+        for key, value in ours.items():
+            assert js[key] == pytest.approx(float(value), rel=1e-12), (case, key)
+
+
+def test_calculator_data_carries_each_gpus_calibration(calculator_data):
+    from roofline.evaluate import calibration_of
+    from roofline.symbols import CALIBRATION_SYMBOLS
+
+    specs = load_specs()
+    keys = [p.spec_key for p in CALIBRATION_SYMBOLS]
+    assert [p["key"] for p in calculator_data["calibration"]] == keys
+    for gpu in calculator_data["gpus"]:
+        want = calibration_of(specs[gpu["name"]], specs)
+        assert list(gpu["cal"]) == keys
+        assert gpu["cal"] == want.numbers(), gpu["name"]
+        assert gpu["cal_assumed"] == list(want.assumed())
+
+
+@pytest.mark.parametrize("name", [*HOSTILE_NAMES, "2", "yes", "tru"])
+def test_calculator_unknown_calibrated_message_is_the_clis(calculator_data, name):
+    from roofline.errors import unknown
+
+    template = calculator_data["unknown"]["calibrated"]
+    want = _without_guess(str(unknown("calibrated", name, list(calculator_data["calibrated"]))))
+    assert _fill(template, name=repr(name)) == want
+    assert calculator_data["calibrated"] == {"0": False, "1": True, "false": False, "true": True}

@@ -87,6 +87,16 @@ def test_formula_anchors_and_copy_payload(pages: dict[str, str]) -> None:
     assert 'class="ra-copy"' in text and "data-latex=" in text
 
 
+def test_validation_page_is_in_the_goldens(pages: dict[str, str]) -> None:
+    """The Validation page and the calibrated model's formulas are golden-tested too (the
+    golden comparison above covers every generated page; this pins that they exist)."""
+    text = pages["generated/validation.md"]
+    assert "## Held out: never used to fit" in text and "## Fitted on" in text
+    assert "## Calibration parameters" in text
+    assert "## Calibrated model" in pages["generated/_snippets/equations.md.txt"]
+    assert "## Calibrated model" in pages["generated/methodology.md"]
+
+
 if __name__ == "__main__":
     if "--regenerate" in sys.argv:
         regenerate()

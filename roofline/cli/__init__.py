@@ -1,8 +1,9 @@
-"""The ``roofline`` command: eval, latex, specs, diff, recipes and build.
+"""The ``roofline`` command: eval, latex, specs, diff, recipes, validate, calibrate, build.
 
-Exit status: 0 on success, 2 on bad input (with a message, never a traceback). The
-parser and :func:`main` live here; the commands in :mod:`.rows` (eval) and
-:mod:`.commands`, output files in :mod:`.output`.
+Exit status: 0 on success, 2 on bad input (with a message, never a traceback); validate
+and calibrate --check exit 1 when their gate fails. The parser and :func:`main` live
+here; the commands in :mod:`.rows` (eval), :mod:`.validate`, :mod:`.calibrated`
+(calibrate, the --calibrated options) and :mod:`.commands`, output files in :mod:`.output`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from typing import NoReturn, TextIO
 
 from roofline import cite
+from roofline.cli.calibrated import add_calibrate_parser, add_calibrated_args
 from roofline.cli.commands import (
     BUNDLED_SPEC_PATH,
     EXIT_WARNINGS,
@@ -29,6 +31,7 @@ from roofline.cli.commands import (
 )
 from roofline.cli.output import atomic_writer, write_atomically
 from roofline.cli.rows import cmd_eval
+from roofline.cli.validate import add_validate_parser
 from roofline.errors import RooflineError, printable
 from roofline.formulas import MODEL_VERSION, Quantity
 from roofline.shapes import GENERATORS
@@ -88,10 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
     shapes.add_argument("--shapes-file", metavar="CSV", help="CSV with header M,K,N[,name]")
     ev.add_argument("--format", choices=("table", "csv", "json"), default="table")
     ev.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    add_calibrated_args(ev)
     ev.set_defaults(func=cmd_eval)
 
     lx = sub.add_parser("latex", help="print a formula's LaTeX")
     _add_model_args(lx)
+    add_calibrated_args(lx)
     lx.add_argument(
         "--quantity",
         default="speedup",
@@ -124,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = sp_sub.add_parser("show", help="one GPU's figures with sources and efficiency basis")
     show.add_argument("gpu", help="GPU name or device name")
     show.add_argument("--specs", metavar="FILE", help="spec file (default: bundled database)")
+    add_calibrated_args(show)
     show.set_defaults(func=cmd_specs_show)
 
     schema = sp_sub.add_parser("schema", help="print the spec file's JSON Schema")
@@ -145,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     rc = sub.add_parser("recipes", help="list the recipes")
     rc.set_defaults(func=cmd_recipes)
+
+    add_validate_parser(sub)
+    add_calibrate_parser(sub)
 
     bd = sub.add_parser("build", help="build the reference site")
     bd.add_argument("--specs", metavar="FILE", help="spec file (default: bundled database)")
@@ -203,7 +212,8 @@ def _os_error_message(exc: OSError) -> str:
 
 def _named_files(args: argparse.Namespace) -> list[str]:
     """The files named on the command line (spec files, shapes file)."""
-    named = [getattr(args, key, None) for key in ("specs", "file", "shapes_file")]
+    keys = ("specs", "file", "shapes_file", "measurements", "calibration")
+    named = [getattr(args, key, None) for key in keys]
     named += getattr(args, "files", None) or []
     return [str(f) for f in named if f]
 

@@ -9,6 +9,12 @@ from pathlib import Path
 
 from roofline import capability as cap
 from roofline import cite, latex
+from roofline.cli.calibrated import (
+    check_calibrated_args,
+    gpu_calibration,
+    note_assumed,
+    print_calibration,
+)
 from roofline.cli.output import output, output_path
 from roofline.cli.rows import gpu_name
 from roofline.errors import RooflineError
@@ -22,10 +28,17 @@ EXIT_WARNINGS = 1
 
 
 def cmd_latex(args: argparse.Namespace) -> int:
-    """``roofline latex``: the formula as sympy prints it."""
+    """``roofline latex``: the formula as sympy prints it (``--calibrated``: the calibrated
+    model's, with the GPU's calibration values in place of its symbols)."""
     mode = Mode.parse(args.mode)
     recipe = get_recipe(args.recipe, mode)
-    model = build_model(mode, recipe, args.fusion)
+    check_calibrated_args(args)
+    if args.cite and args.calibrated:
+        raise RooflineError(
+            "--cite is not available with --calibrated: the cite snippets are of torchao's "
+            "model's formulas"
+        )
+    model = build_model(mode, recipe, args.fusion, calibrated=args.calibrated)
     quantity = Quantity(args.quantity)
     if quantity not in model.quantities():
         raise RooflineError(
@@ -51,7 +64,10 @@ def cmd_latex(args: argparse.Namespace) -> int:
     if args.cite:  # the GPU x recipe page's snippet, byte for byte
         sys.stdout.write(cite.instantiated_total(gpu, mode, recipe.name, quantity).snippet)
         return 0
-    print(latex.instantiated(expr, gpu))
+    calibration = gpu_calibration(args, gpu, resolve_specs(args.specs))
+    if calibration is not None:
+        note_assumed(calibration, model)
+    print(latex.instantiated(expr, gpu, calibration))
     return 0
 
 
@@ -110,8 +126,11 @@ def cmd_specs_check(args: argparse.Namespace) -> int:
 
 
 def cmd_specs_show(args: argparse.Namespace) -> int:
-    """``roofline specs show``: one GPU's figures, provenance and capabilities."""
-    gpu = resolve_specs(args.specs).find(args.gpu)
+    """``roofline specs show``: one GPU's figures, provenance and capabilities
+    (``--calibrated``: its calibrated model parameters too)."""
+    specs = resolve_specs(args.specs)
+    gpu = specs.find(args.gpu)
+    calibration = gpu_calibration(args, gpu, specs)
     print(f"{gpu.name}  ({gpu.vendor} {gpu.architecture}, {gpu.sku})".replace(" ,", ""))
     for hw in HARDWARE_SYMBOLS:
         value = gpu.value(hw.spec_key)
@@ -131,6 +150,8 @@ def cmd_specs_show(args: argparse.Namespace) -> int:
         print(f"    {source.url}{read}: {', '.join(source.figures)}")
     if gpu.notes:
         print(f"  notes: {gpu.notes}")
+    if calibration is not None:
+        print_calibration(calibration)
     return 0
 
 

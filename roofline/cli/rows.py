@@ -25,11 +25,13 @@ from typing import TextIO
 import numpy as np
 
 from roofline import capability as cap
+from roofline.cli.calibrated import check_calibrated_args, gpu_calibration, note_assumed
 from roofline.cli.output import output, output_path
 from roofline.errors import spreadsheet_safe
 from roofline.evaluate import (
     check_shapes,
     columns_for,
+    compile_model,
     evaluate_columns,
     resolve_gpu,
     resolve_specs,
@@ -78,13 +80,23 @@ def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
     recipe = get_recipe(args.recipe, mode)
     gpu = resolve_gpu(gpu_name(args), args.specs)
     verdict = cap.require(gpu, recipe, mode)
+    calibration = gpu_calibration(args, gpu, resolve_specs(args.specs))
     for rows in _row_slices(len(table)):  # in chunks: no full-size temporaries
         check_shapes(recipe, table.M[rows], table.K[rows], table.N[rows])
     if verdict.support is cap.Support.HYPOTHETICAL:
         print(f"warning: {verdict.reason}", file=sys.stderr)
+    if calibration is not None:
+        note_assumed(calibration, compile_model(mode, recipe, args.fusion, calibrated=True).model)
     for rows in _row_slices(len(table)):
         columns = evaluate_columns(
-            gpu, mode, recipe, table.M[rows], table.K[rows], table.N[rows], fusion=args.fusion
+            gpu,
+            mode,
+            recipe,
+            table.M[rows],
+            table.K[rows],
+            table.N[rows],
+            fusion=args.fusion,
+            calibration=calibration,
         )
         yield _Chunk(None if table.names is None else table.names[rows], columns)
 
@@ -236,8 +248,10 @@ def _write_rows(out: TextIO, layout: _Layout, chunks: Iterator[_Chunk], rows: in
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """``roofline eval``: the roofline columns for each shape."""
+    """``roofline eval``: the roofline columns for each shape (``--calibrated``: from the
+    calibrated model; the columns are the same)."""
     get_recipe(args.recipe, args.mode)  # name errors before shape errors
+    check_calibrated_args(args)
     path = output_path(args.output)
     table = _collect_shapes(args)
     for warning in resolve_specs(args.specs).warnings:

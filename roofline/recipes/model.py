@@ -71,6 +71,16 @@ SCALE_E8M0_BYTES = sympy.Integer(1)
 FP32_BYTES = sympy.Integer(4)
 
 
+class CastKind(enum.StrEnum):
+    """How a cast kernel walks memory; the calibrated model gives each kind its own
+    measured bandwidth fraction (torchao's model treats all kinds alike)."""
+
+    ROW = "row"  # reads rows contiguously, scales along a row (dim0)
+    COLUMN = "column"  # scales down columns or writes a transposed copy (dim1)
+    TILE = "tile"  # two-dimensional blocks (e.g. 128 x 128 weight scales)
+    REDUCE = "reduce"  # an amax reduction: reads the tensor, writes almost nothing
+
+
 class Family(enum.StrEnum):
     """How a recipe scales: one scale per tensor/row, or per block of elements."""
 
@@ -94,6 +104,10 @@ class CastKernel:
     read_bytes: sympy.Expr
     write_bytes: sympy.Expr
     read_fusable: bool = False
+    kind: CastKind = CastKind.ROW
+    # Kernels launched in practice for this entry (the calibrated model pays a fixed
+    # latency per launch); torchao counts some two-kernel steps as one.
+    launches: int = 1
 
     @property
     def fuses_under_fusion(self) -> bool:

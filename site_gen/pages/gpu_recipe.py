@@ -1,10 +1,16 @@
-"""One GPU x mode x recipe: formulas, heatmap, curves, breakdown, tables, calculator."""
+"""One GPU x mode x recipe: formulas, heatmap, curves, breakdown, tables, calculator.
+
+The page leads with the calibrated model; torchao's model stands beside it in the
+headline table, the break-even and breakdown tables, the charts (dashed) and the
+column tables (a tab each).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from site_gen import calculator, charts, config, exports, rows, spec_rows
+from site_gen.charts import breakdown_labels
 from site_gen.context import gpu_dir, gpu_page, recipe_page, recipe_result_page, rel
 from site_gen.gather import RecipeResult
 from site_gen.pages.base import PageOutput, SiteInput, page
@@ -25,18 +31,28 @@ def _common(result: RecipeResult, path: str) -> dict[str, Any]:
 
 
 def render(site: SiteInput, result: RecipeResult) -> PageOutput:
-    """The page, its tables' exports and (when computable) its three charts."""
+    """The page, its tables' exports and (when computable) its three charts.
+
+    ``result`` may be of either model: the page shows the calibrated one first.
+    """
     gpu, mode, recipe = result.gpu, result.mode, result.recipe
+    result = site.atlas.get(gpu.name, mode, recipe.name, calibrated=True)
     path = recipe_result_page(gpu, mode, recipe.name)
     common = _common(result, path)
+    common["calibration_data"] = site.atlas.has_calibration_data(gpu.name)
+    common["calibration_link"] = rel(gpu_page(gpu), path) + "#calibrated-model-parameters"
     if not result.computable:
         return page(path, TEMPLATE, computable=False, **common)
     stem = config.recipe_page_name(mode, recipe.name)
+    torchao = result.torchao
     tables = {
         "headline": rows.headline_table(result),
-        "llama": rows.columns_table(result, "llama", rows.llama_names()),
-        "pow2": rows.columns_table(result, "pow2"),
+        "llama-calibrated": rows.columns_table(result, "llama", rows.llama_names()),
+        "llama": rows.columns_table(torchao, "llama", rows.llama_names()),
+        "pow2-calibrated": rows.columns_table(result, "pow2"),
+        "pow2": rows.columns_table(torchao, "pow2"),
         "break-even": rows.page_break_even_table(result),
+        "breakdown": rows.breakdown_table(result, breakdown_labels(result)),
         "kernels": spec_rows.kernels_table(recipe, mode, "kernels"),
     }
     data = exports.evaluation_path(gpu, mode.value, recipe.name, False) + ".json"
@@ -44,7 +60,7 @@ def render(site: SiteInput, result: RecipeResult) -> PageOutput:
         path, TEMPLATE, list(tables.values()), computable=True,
         symbolic=site.symbolic[(mode.value, recipe.name)],
         instantiated=site.instantiated[gpu.name][(mode.value, recipe.name)],
-        headline=tables["headline"], tables=tables,
+        headline=tables["headline"], tables=tables, ranged=len(tables["headline"].rows) > 2,
         calculator=calculator.widget(path, gpu.name, mode.value, recipe.name),
         calculator_link=rel("calculator.md", path), data_link=rel(data, path),
         img_prefix=f"img/{stem}", kernels=tables["kernels"], **common,

@@ -1,4 +1,8 @@
-"""The home page's matrix snippet (included by the hand-written ``docs/index.md``)."""
+"""The home page's matrix snippet (included by the hand-written ``docs/index.md``).
+
+The best-recipe table and the matrices use the calibrated model and say so; torchao's
+model has its own column in the best-recipe table and its own tab beside each matrix.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +16,20 @@ SHAPE_SETS = ("canonical", "llama")
 
 
 def render(site: SiteInput) -> PageOutput:
-    """The best-recipe table and the GPU x recipe matrices per mode and shape set."""
+    """The best-recipe table and the GPU x recipe matrices per mode, shape set and model."""
     best = rows.best_table(site.atlas, PAGE)
     matrices = {
-        (mode.value, shape): rows.matrix_table(site.atlas, mode, shape, PAGE)
+        (mode.value, shape, calibrated): rows.matrix_table(site.atlas, mode, shape, PAGE,
+                                                           calibrated)
         for mode in config.MODES
         for shape in SHAPE_SETS
-    }
+        for calibrated in (True, False)
+    }  # fmt: skip
+    assumed = any(not site.atlas.has_calibration_data(g.name) for g in site.atlas.gpus)
+    ranged = any(r.spread for r in site.atlas.calibrated_results.values())
     return page(
         PAGE, "home_matrix.md.j2", [best, *matrices.values()],
         output=f"{GEN}/_snippets/home_matrix.md.txt", export_folder=f"{GEN}/home",
-        best_table=best, matrices=matrices, modes=config.MODES,
+        best_table=best, matrices=matrices, modes=config.MODES, assumed=assumed, ranged=ranged,
+        assumed_mark=rows.ASSUMED_MARK,
     )  # fmt: skip

@@ -172,6 +172,52 @@ def test_copy_button_copies_the_formula(session: Session) -> None:
     assert session.errors == []
 
 
+# -- the calibrated model first, torchao's beside it ----------------------------------------
+
+
+def test_gpu_page_leads_with_the_calibrated_model(session: Session) -> None:
+    from browser.site_fixtures import SMALL_SPECS
+
+    from roofline import guidance, load_specs
+    from roofline.evaluate import calibration_of
+
+    specs = load_specs(SMALL_SPECS)
+    calibration = calibration_of(specs["Test B200"], specs)
+    session.open(PAGES["gpu"])
+    page = session.page
+    lead = page.locator("article p", has_text="at M = 8192").first.inner_text()
+    assert "by the calibrated model" in lead and "torchao's model" in lead
+    warning = page.locator(".admonition.warning", has_text="these estimates are uncertain")
+    if guidance.has_calibration_data(calibration):
+        assert warning.count() == 0
+        assert page.locator("p", has_text="Calibrated model. Measured").count() == 1
+    else:  # the warning names every assumed parameter, typeset by KaTeX
+        assert warning.count() == 1 and warning.is_visible()
+        assert warning.locator("li .katex").count() == len(calibration.assumed())
+    parameters = page.locator("table", has_text="gemm_efficiency.bf16")
+    assert parameters.locator(".katex").count() == len(calibration.values)
+    # a decision map is the calibrated model's, and a tap opens the chart full size
+    figure = page.locator("figure", has_text="Calibrated model: fastest native recipe").first
+    assert figure.locator("a > img").count() == 1
+    assert session.errors == []
+
+
+def test_gpu_recipe_page_shows_both_models(session: Session) -> None:
+    session.open(PAGES["gpu-recipe"])
+    page = session.page
+    headline = page.locator("article table").first
+    rows = headline.locator("tbody tr")
+    assert rows.nth(0).locator("td").first.inner_text() == "calibrated model"
+    assert rows.nth(1).locator("td").first.inner_text() == "torchao model"
+    # the column tables: calibrated tab first, torchao's a click away
+    tabs = page.locator(".tabbed-set").first
+    blocks = tabs.locator(".tabbed-block")
+    assert blocks.nth(0).is_visible() and not blocks.nth(1).is_visible()
+    tabs.locator("label", has_text="torchao model").click()
+    assert blocks.nth(1).is_visible() and not blocks.nth(0).is_visible()
+    assert session.errors == []
+
+
 # -- calculator ---------------------------------------------------------------------------
 
 CALCULATOR = "calculator/"

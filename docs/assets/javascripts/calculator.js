@@ -3,9 +3,11 @@
  * speedup come from the sympy-printed functions; this file only sums terms into totals
  * and totals into columns, as roofline.evaluate.CompiledModel.totals / evaluate_columns do.
  *
- * Contract: state in the query string (?gpu=&mode=&recipe=&M=&K=&N=&fusion=0|1 and any
- * spec key as an override, in SI units); each output carries data-column (or data-term)
- * and data-value (full precision).
+ * Contract: state in the query string (?gpu=&mode=&recipe=&M=&K=&N=&fusion=0|1&calibrated=0|1
+ * and any spec key as an override, in SI units); each output carries data-column (or
+ * data-term) and data-value (full precision). calibrated=1 computes the calibrated model
+ * (each generated model's .calibrated, with the GPU's calibration parameters from data.js)
+ * and shows torchao's speedup beside it (data-role="torchao-speedup").
  *
  * The query string is attacker-controlled (anyone can send a link): every value is looked
  * up as an own property only (so "__proto__" or "constructor" is just an unknown name),
@@ -50,13 +52,16 @@
 
   // -- the model: totals and columns (mirrors roofline/evaluate.py) -----------------------
 
-  function evaluateColumns(key, mode, M, K, N, hw) {
+  // cal (optional): the GPU's calibration parameters, for the calibrated model.
+  function evaluateColumns(key, mode, M, K, N, hw, cal) {
     var models = window.RooflineModels;
-    var model = own(models.models, key);
-    if (!model) throw new Error("no generated model " + key);
-    var times = model.times(M, K, N, hw);
+    var torchao = own(models.models, key);
+    if (!torchao) throw new Error("no generated model " + key);
+    // The calibrated model shares torchao's terms (keys, labels, quantities): meta is one.
+    var model = cal ? torchao.calibrated : torchao;
+    var times = cal ? model.times(M, K, N, hw, cal) : model.times(M, K, N, hw);
     var T = Object.create(null);
-    model.meta.terms.forEach(function (t) {
+    torchao.meta.terms.forEach(function (t) {
       T[t.quantity] = T[t.quantity] === undefined ? times[t.key] : T[t.quantity] + times[t.key];
     });
     var spec = models.columns;
@@ -77,7 +82,7 @@
         out[c] = T[spec.quantities[c]];
       }
     });
-    return { columns: out, times: times, terms: model.meta.terms };
+    return { columns: out, times: times, terms: torchao.meta.terms, calibrated: !!cal };
   }
 
   // -- helpers ------------------------------------------------------------------------------
@@ -218,6 +223,7 @@
     Object.keys(d.modes).forEach(function (m) { self.mode.appendChild(el("option", { value: m, text: m })); });
     this.recipe = el("select", { name: "recipe", "aria-label": "recipe" });
     this.fusion = el("input", { type: "checkbox", name: "fusion" });
+    this.calibrated = el("input", { type: "checkbox", name: "calibrated" });
     this.dims = {};
     ["M", "K", "N"].forEach(function (dim) {
       self.dims[dim] = el("input", { type: "text", inputmode: "numeric", name: dim,
@@ -238,7 +244,9 @@
       el("legend", { text: "Model" }),
       this.field("GPU", this.gpu), this.field("Mode", this.mode), this.field("Recipe", this.recipe),
       el("label", { class: "ra-calc-check" }, [this.fusion,
-        el("span", { text: " model fusion (cast reads fused into the previous op)" })])
+        el("span", { text: " model fusion (cast reads fused into the previous op)" })]),
+      el("label", { class: "ra-calc-check" }, [this.calibrated,
+        el("span", { text: " Calibrated model (fitted on public measurements)" })])
     ]);
     var shape = el("fieldset", { class: "ra-calc-group" }, [
       el("legend", { text: "Layer shape: (M × K) @ (K × N)" }),
@@ -262,7 +270,9 @@
       el("span", { text: "Same numbers from the CLI: " }), this.command, this.share]));
 
     var onChange = function () { self.update(true); };
-    [this.gpu, this.recipe, this.fusion].forEach(function (x) { x.addEventListener("change", onChange); });
+    [this.gpu, this.recipe, this.fusion, this.calibrated].forEach(function (x) {
+      x.addEventListener("change", onChange);
+    });
     this.mode.addEventListener("change", function () { self.fillRecipes(self.recipe.value); onChange(); });
     Object.keys(this.dims).forEach(function (k) { self.dims[k].addEventListener("input", onChange); });
     Object.keys(this.overrides).forEach(function (k) { self.overrides[k].addEventListener("input", onChange); });
@@ -345,6 +355,16 @@
     var fused = own(d.fusion, fusion.toLowerCase());
     if (fused === undefined) report("fusion", fill(d.unknown.fusion, { name: shown(fusion) }));
     this.fusion.checked = fused === true;
+    // calibrated: the link's value, else the widget's data-calibrated, else torchao's model.
+    var pageDefault = own(d.calibrated, String(own(host.dataset, "calibrated") || d.defaults.calibrated));
+    this.calibratedDefault = pageDefault === true;
+    var calText = given("calibrated") ? q.get("calibrated").trim() : "";
+    var calibrated = calText === "" ? this.calibratedDefault : own(d.calibrated, calText.toLowerCase());
+    if (calibrated === undefined) {
+      report("calibrated", fill(d.unknown.calibrated, { name: shown(calText) }));
+      calibrated = this.calibratedDefault;
+    }
+    this.calibrated.checked = calibrated === true;
     ["M", "K", "N"].forEach(function (dim) {
       var text = pick(dim), problem = self.dimProblem(dim, text);
       if (problem) report(dim, problem);
@@ -383,6 +403,10 @@
     q.set("recipe", this.recipe.value);
     ["M", "K", "N"].forEach(function (dim) { q.set(dim, self.dims[dim].value.trim()); });
     q.set("fusion", this.fusion.checked ? "1" : "0");
+    // Left out for torchao's model (the default), unless this widget starts calibrated.
+    if (this.calibrated.checked || this.calibratedDefault) {
+      q.set("calibrated", this.calibrated.checked ? "1" : "0");
+    }
     Object.keys(hw.overridden).forEach(function (k) { q.set(k, String(hw.overridden[k])); });
     var url = window.location.pathname + "?" + q.toString() + window.location.hash;
     window.history.replaceState(null, "", url);
@@ -441,8 +465,10 @@
       this.writeState(hw);
       this.showProblems([]);  // the link is rewritten from the form: its old problems are gone
     }
+    var calibrated = this.calibrated.checked;
     var cmd = 'roofline eval --gpu "' + this.gpu.value + '" --mode ' + mode + " --recipe " + recipe +
-      " --shape " + dims.M + "," + dims.K + "," + dims.N + (fusion ? " --fusion" : "");
+      " --shape " + dims.M + "," + dims.K + "," + dims.N + (fusion ? " --fusion" : "") +
+      (calibrated ? " --calibrated" : "");
     this.command.textContent = cmd;
     this.results.textContent = "";
     this.status.textContent = "";
@@ -466,20 +492,56 @@
       this.status.appendChild(el("p", { class: "ra-calc-note", text: "With your overrides of " +
         Object.keys(hw.overridden).join(", ") + " (not the published spec)." }));
     }
+    if (calibrated) this.calibrationNotes(key, hw.overridden);
     var M = Number(dims.M), K = Number(dims.K), N = Number(dims.N);
-    var result = evaluateColumns(key, mode, M, K, N, hw.values);
-    this.render(result, mode, hw.values);
+    var torchao = evaluateColumns(key, mode, M, K, N, hw.values);
+    var result = calibrated ?
+      evaluateColumns(key, mode, M, K, N, hw.values, this.gpuData().cal) : torchao;
+    this.render(result, mode, hw.values, torchao);
   };
 
-  Calculator.prototype.render = function (result, mode, hw) {
+  // What the calibrated model does not take from the form: overrides of the figures it
+  // replaces with its own, and the parameters that are assumed (no measurement) for this GPU.
+  Calculator.prototype.calibrationNotes = function (key, overridden) {
+    var ignores = own(window.RooflineModels.models, key).calibrated.ignores;
+    var unused = Object.keys(overridden).filter(function (k) { return ignores.indexOf(k) >= 0; });
+    if (unused.length) {
+      this.status.appendChild(el("p", { class: "ra-calc-note", "data-role": "calibration-ignores",
+        text: unused.join(", ") + (unused.length === 1 ? " does" : " do") + " not enter the " +
+          "calibrated model (it uses its own efficiencies and fixed latencies); it changes " +
+          "only torchao's speedup shown beside it." }));
+    }
+    var assumed = this.gpuData().cal_assumed;
+    if (assumed.length) {
+      this.status.appendChild(el("p", { class: "ra-calc-note", "data-role": "calibration-assumed",
+        text: "No public measurement for " + this.gpu.value + " gives " + assumed.join(", ") +
+          ": the calibrated model uses stated fallbacks for them, so its numbers are less certain." }));
+    }
+  };
+
+  // torchao: torchao's result, shown beside the calibrated one (result.calibrated).
+  Calculator.prototype.render = function (result, mode, hw, torchao) {
     var cols = result.columns, spec = window.RooflineModels.columns.columns[mode];
     var speed = cols.r_fp8_gemm_and_ovhd_spdp;
-    var headline = el("div", { class: "ra-calc-cards" }, [
-      card("speedup over bf16", fmtValue("r_fp8_gemm_and_ovhd_spdp", speed),
-           speed >= 1 ? "ra-good" : "ra-bad"),
+    var cards = [
+      card(result.calibrated ? "speedup over bf16, calibrated model" : "speedup over bf16",
+           fmtValue("r_fp8_gemm_and_ovhd_spdp", speed), speed >= 1 ? "ra-good" : "ra-bad"),
       card("bf16 time", fmtSeconds(cols.r_bf16_gemm_s + (cols.r_bf16_ovhd_s || 0)), ""),
       card("low-precision time", fmtSeconds(cols.r_fp8_gemm_and_ovhd_s), "")
-    ]);
+    ];
+    if (result.calibrated) {
+      var theirs = torchao.columns.r_fp8_gemm_and_ovhd_spdp;
+      var beside = card("torchao model speedup", fmtValue("r_fp8_gemm_and_ovhd_spdp", theirs), "");
+      beside.setAttribute("data-role", "torchao-speedup");
+      beside.setAttribute("data-value", String(theirs));
+      cards.splice(1, 0, beside);
+    }
+    var headline = el("div", { class: "ra-calc-cards" }, cards);
+    var which = el("p", { class: "ra-calc-note", "data-role": "model",
+      "data-model": result.calibrated ? "calibrated" : "torchao",
+      text: result.calibrated ? "Computed with the calibrated model (efficiencies and fixed " +
+        "latencies fitted on public measurements); torchao's roofline model beside it." :
+        "Computed with torchao's roofline model (tick the calibrated model to compare)." });
     var table = el("table", { class: "ra-calc-columns" }, [
       el("thead", {}, [el("tr", {}, [el("th", { text: "column" }), el("th", { text: "meaning" }),
                                      el("th", { text: "value" })])]),
@@ -493,12 +555,17 @@
     var rows = result.terms.map(function (t) {
       var total = result.times[t.key], bound = "";
       var compute = "", memory = "";
+      // The calibrated model adds a fixed latency (#latency) where torchao takes a floor.
+      var fixed = result.calibrated ? result.times[t.key + "#latency"] : null;
       if (t.gemm) {
         var c = result.times[t.key + "#compute"], m = result.times[t.key + "#memory"];
         compute = el("td", { class: "ra-num", "data-term": t.key + "#compute", "data-value": String(c), text: fmtSeconds(c) });
         memory = el("td", { class: "ra-num", "data-term": t.key + "#memory", "data-value": String(m), text: fmtSeconds(m) });
-        bound = c >= m && c >= hw.kernel_launch_overhead_s ? "compute" :
+        if (fixed !== null) bound = fixed >= Math.max(c, m) ? "latency" : (c >= m ? "compute" : "memory");
+        else bound = c >= m && c >= hw.kernel_launch_overhead_s ? "compute" :
           (m >= hw.kernel_launch_overhead_s ? "memory" : "launch");
+      } else if (fixed !== null) {  // a kernel the recipe fuses away takes 0: no bound
+        bound = total === 0 ? "none" : (fixed >= total - fixed ? "latency" : "memory");
       } else {
         bound = total > hw.kernel_launch_overhead_s ? "memory" : "launch";
       }
@@ -507,8 +574,9 @@
         el("td", { text: t.quantity.indexOf("bf16") === 0 ? "bf16 baseline" : "low precision" }),
         el("td", { class: "ra-num", "data-term": t.key, "data-value": String(total), text: fmtSeconds(total) }),
         compute || el("td", { class: "ra-num", text: "—" }), memory || el("td", { class: "ra-num", text: "—" }),
-        el("td", {}, [el("span", { class: "ra-bound ra-bound-" + bound, "data-bound": bound,
-                                   text: bound + "-bound" })])
+        el("td", {}, [el("span", { class: "ra-bound ra-bound-" + (bound === "latency" ? "launch" : bound),
+                                   "data-bound": bound,
+                                   text: bound === "none" ? "no kernel" : bound + "-bound" })])
       ]);
     });
     var breakdown = el("table", { class: "ra-calc-breakdown" }, [
@@ -516,6 +584,7 @@
         .map(function (h) { return el("th", { text: h }); }))]),
       el("tbody", {}, rows)
     ]);
+    this.results.appendChild(which);
     this.results.appendChild(headline);
     this.results.appendChild(el("h3", { text: "Columns (as roofline eval prints them)" }));
     this.results.appendChild(el("div", { class: "md-typeset__table" }, [table]));

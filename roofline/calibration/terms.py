@@ -1,0 +1,136 @@
+"""The calibrated model's timing: measured efficiencies per format and kernel kind, and a
+fixed latency per kernel instead of torchao's flat launch floor.
+
+It builds the same terms as torchao's model, under the same keys, so every page and
+report can show both; only each term's time expression differs:
+
+* a GEMM takes ``t_gemm + max(FLOPs / (eta_fmt P_fmt), bytes / (eta_row B))``, with
+  ``eta_fmt`` the efficiency of its operand format and scaling path (bf16, per-tensor or
+  per-row fp8, block-scaled fp8, fp4). The fixed latency makes the achieved fraction fall
+  at small shapes: ``FLOPs / (FLOPs + t_gemm eta_fmt P_fmt)`` of ``eta_fmt``;
+* a cast kernel takes ``n_launch t_cast + bytes / (eta_kind B)``, with ``eta_kind`` the
+  measured fraction of peak bandwidth of its memory pattern (row, column, tile, reduce);
+  a kernel that fusion modelling removes entirely (an amax read fused into the producer)
+  takes no time at all.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import sympy
+
+from roofline.formulas import (
+    ROLE_DIMS,
+    GemmTime,
+    RooflineModel,
+    Timing,
+    assemble_model,
+)
+from roofline.recipes import (
+    BF16,
+    FP4,
+    SCALE_E8M0_BYTES,
+    CastKernel,
+    CastKind,
+    Family,
+    Format,
+    Mode,
+    Recipe,
+)
+from roofline.symbols import (
+    DIM0,
+    DIM1,
+    ETA_COLUMN,
+    ETA_GEMM_BF16,
+    ETA_GEMM_FP4,
+    ETA_GEMM_FP8,
+    ETA_GEMM_FP8_BLOCK,
+    ETA_REDUCE,
+    ETA_ROW,
+    ETA_TILE,
+    MEM_BW,
+    T_CAST,
+    T_GEMM,
+    T_GEMM_FP4,
+    HardwareSymbol,
+    K,
+    M,
+)
+
+#: Cast kind -> the bandwidth fraction that times it.
+KIND_EFFICIENCY: dict[CastKind, HardwareSymbol] = {
+    CastKind.ROW: ETA_ROW,
+    CastKind.COLUMN: ETA_COLUMN,
+    CastKind.TILE: ETA_TILE,
+    CastKind.REDUCE: ETA_REDUCE,
+}
+# Recipe families whose fp8 GEMMs read block scales (a different kernel path).
+_BLOCK_SCALED = frozenset({Family.MX, Family.BLOCKWISE})
+
+
+def gemm_efficiency(fmt: Format, recipe: Recipe) -> HardwareSymbol:
+    """The efficiency symbol of a GEMM in ``fmt`` for ``recipe`` (bf16 for the baseline)."""
+    if fmt is BF16:
+        return ETA_GEMM_BF16
+    if fmt is FP4:
+        return ETA_GEMM_FP4
+    return ETA_GEMM_FP8_BLOCK if recipe.family in _BLOCK_SCALED else ETA_GEMM_FP8
+
+
+def streaming_time(bytes_moved: sympy.Expr) -> sympy.Expr:
+    """Seconds to stream ``bytes_moved`` at the row-kernel bandwidth fraction."""
+    return bytes_moved / (ETA_ROW.symbol * MEM_BW.symbol)
+
+
+@functools.cache
+def calibrated_gemm_time(
+    m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, recipe: Recipe
+) -> GemmTime:
+    """t_gemm + max(compute, memory) of an m x k @ k x n GEMM in ``fmt`` (bf16 output)."""
+    flops = 2 * m * k * n
+    compute = flops / (gemm_efficiency(fmt, recipe).symbol * fmt.peak.symbol)
+    operand_elements = m * k + k * n
+    bytes_moved = fmt.bytes_per_element * operand_elements + BF16.bytes_per_element * m * n
+    block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
+    if block is not None:  # one one-byte scale per block (torchao counts them at fmt size)
+        bytes_moved = bytes_moved + SCALE_E8M0_BYTES * operand_elements / block
+    latency = T_GEMM_FP4.symbol if fmt is FP4 else T_GEMM.symbol
+    return GemmTime(compute, streaming_time(bytes_moved), latency)
+
+
+@functools.cache
+def calibrated_cast_time(kernel: CastKernel, fused: bool) -> sympy.Expr:
+    """launches x t_cast + bytes / (eta_kind B) for one cast kernel."""
+    d0, d1 = ROLE_DIMS[kernel.role]
+    bytes_moved = kernel.bytes_moved(fused).xreplace({DIM0: d0, DIM1: d1})
+    if fused and bytes_moved == 0:
+        # Fused away entirely (an amax read done by the op that produced the tensor):
+        # no kernel is launched, so there is no latency to pay either.
+        return sympy.Integer(0)
+    eta = KIND_EFFICIENCY[kernel.kind].symbol
+    return kernel.launches * T_CAST.symbol + bytes_moved / (eta * MEM_BW.symbol)
+
+
+class _CalibratedTiming:
+    """The calibrated model's :class:`~roofline.formulas.Timing`."""
+
+    def gemm(
+        self, m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, recipe: Recipe
+    ) -> GemmTime:
+        return calibrated_gemm_time(m, k, n, fmt, recipe)
+
+    def cast(self, kernel: CastKernel, fused: bool) -> sympy.Expr:
+        return calibrated_cast_time(kernel, fused)
+
+    def activation(self) -> sympy.Expr:
+        return T_CAST.symbol + streaming_time(2 * BF16.bytes_per_element * M * K)
+
+
+CALIBRATED_TIMING: Timing = _CalibratedTiming()
+
+
+@functools.cache
+def build_calibrated(mode: Mode, recipe: Recipe, fusion: bool) -> RooflineModel:
+    """The calibrated model of ``recipe`` in ``mode`` (see the module docstring)."""
+    return assemble_model(mode, recipe, fusion, CALIBRATED_TIMING, calibrated=True)

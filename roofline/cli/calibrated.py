@@ -1,0 +1,212 @@
+"""The CLI's calibrated model: ``--calibrated``/``--calibration`` and ``roofline calibrate``.
+
+``eval``, ``latex`` and ``specs show`` take ``--calibrated`` (the calibrated model beside
+torchao's, which stays the default) and ``--calibration FILE`` (another calibration file
+than the bundled ``roofline/data/calibration.toml``, e.g. to try a refit before storing it).
+``calibrate`` refits the stored parameters on the fit sets and prints them beside the
+stored values; ``--check`` makes it a gate for CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import sys
+import threading
+from collections.abc import Iterator
+
+import sympy
+
+from roofline.calibration.data import CalibrationData, load_calibration
+from roofline.calibration.params import Basis, CalibratedParameters, calibration_for
+from roofline.errors import RooflineError
+from roofline.formulas import RooflineModel
+from roofline.measurements import MeasurementDatabase, SetRole, load_measurements
+from roofline.specs import GpuSpec, SpecDatabase
+from roofline.symbols import CALIBRATION_SYMBOLS
+
+EXIT_CHANGED = 1
+#: Long work (a fit, a validation) says what it is doing on stderr after this long.
+PROGRESS_DELAY_S = 1.0
+FIT_EXTRA_HINT = "pip install roofline-atlas[fit]"
+
+
+def add_calibration_file_arg(parser: argparse.ArgumentParser) -> None:
+    """``--calibration FILE``: a calibration file instead of the bundled one."""
+    parser.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="calibration file (default: the bundled roofline/data/calibration.toml)",
+    )
+
+
+def add_calibrated_args(parser: argparse.ArgumentParser) -> None:
+    """``--calibrated`` and ``--calibration FILE``."""
+    parser.add_argument(
+        "--calibrated",
+        action="store_true",
+        help="the calibrated model (fitted on published measurements) instead of torchao's",
+    )
+    add_calibration_file_arg(parser)
+
+
+def check_calibrated_args(args: argparse.Namespace) -> None:
+    """``--calibration`` only means something with ``--calibrated``."""
+    if getattr(args, "calibration", None) is not None and not getattr(args, "calibrated", False):
+        raise RooflineError(
+            "--calibration FILE needs --calibrated (the default is torchao's model)"
+        )
+
+
+def calibration_data(args: argparse.Namespace, specs: SpecDatabase) -> CalibrationData:
+    """The calibration file ``--calibration`` names (its GPUs must be in ``specs``), or the
+    bundled one."""
+    path = getattr(args, "calibration", None)
+    if path is None:
+        return load_calibration()
+    return load_calibration(path, gpu_names=set(specs))
+
+
+def gpu_calibration(
+    args: argparse.Namespace, gpu: GpuSpec, specs: SpecDatabase
+) -> CalibratedParameters | None:
+    """``gpu``'s calibrated parameters with ``--calibrated``, else None (torchao's model)."""
+    check_calibrated_args(args)
+    if not getattr(args, "calibrated", False):
+        return None
+    return calibration_for(gpu, specs, calibration_data(args, specs))
+
+
+def note_assumed(params: CalibratedParameters, model: RooflineModel) -> None:
+    """One stderr line naming the assumed (fallback) parameters ``model`` uses, if any."""
+    used: set[sympy.Basic] = set()
+    for term in model.terms:
+        used |= term.expr.free_symbols
+    keys = [hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.symbol in used]
+    assumed = [key for key in keys if params.values[key].basis is Basis.ASSUMED]
+    if assumed:
+        print(
+            f"note: {params.gpu}: calibrated {', '.join(assumed)} assumed, not measured "
+            f'(roofline specs show "{params.gpu}" --calibrated lists the fallbacks)',
+            file=sys.stderr,
+        )
+
+
+@contextlib.contextmanager
+def progress(message: str, delay_s: float = PROGRESS_DELAY_S) -> Iterator[None]:
+    """Print ``message`` on stderr if the work inside takes longer than ``delay_s``."""
+    stream = sys.stderr  # the stream main() installed, not whatever is current later
+    timer = threading.Timer(delay_s, lambda: print(message, file=stream, flush=True))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        timer.join()
+
+
+def print_calibration(params: CalibratedParameters) -> None:
+    """``specs show --calibrated``: every calibrated parameter with its basis and source."""
+    print("  calibrated model parameters (value, basis, source):")
+    for hw in CALIBRATION_SYMBOLS:
+        value = params.values[hw.spec_key]
+        unit = "" if hw.unit == "1" else f" {hw.unit}"
+        spread = ""
+        if value.low is not None and value.high is not None and value.low != value.high:
+            spread = f" (GPUs with data span {value.low:.4g} to {value.high:.4g})"
+        print(f"  {hw.spec_key:26} {value.value:.4g}{unit}  {value.basis}{spread}")
+        print(f"  {'':26} {value.source}")
+
+
+# -- roofline calibrate ----------------------------------------------------------------
+
+
+def _tolerance(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a relative tolerance >= 0 such as 0.02, got {text!r}"
+        )
+    return value
+
+
+def add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``calibrate`` subcommand."""
+    cal = sub.add_parser(
+        "calibrate",
+        help="refit the calibrated model's stored parameters on the fit sets",
+        description="Refit every stored calibration parameter on the measurement sets whose "
+        "role is fit and print it beside the stored value. Exit 0; with --check, 1 when a "
+        "fitted value differs from the stored one by more than --tolerance; 2 on bad input "
+        f"or without scipy ({FIT_EXTRA_HINT}).",
+    )
+    cal.add_argument(
+        "--check", action="store_true", help="exit 1 when a refit moves a stored value"
+    )
+    cal.add_argument(
+        "--tolerance",
+        type=_tolerance,
+        default=0.02,
+        metavar="FRACTION",
+        help="largest relative change --check accepts (default 0.02: 2%%)",
+    )
+    cal.add_argument("--specs", metavar="FILE", help="spec file (default: bundled database)")
+    cal.add_argument(
+        "--measurements", metavar="FILE", help="measurement file (default: the bundled one)"
+    )
+    add_calibration_file_arg(cal)
+    cal.set_defaults(func=cmd_calibrate)
+
+
+def load_inputs(
+    args: argparse.Namespace,
+) -> tuple[SpecDatabase, MeasurementDatabase, CalibrationData]:
+    """The spec database, measurement file and calibration file the arguments name."""
+    from roofline.evaluate import resolve_specs
+
+    specs = resolve_specs(args.specs)
+    measurements = load_measurements(args.measurements, specs=specs)
+    return specs, measurements, calibration_data(args, specs)
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    """``roofline calibrate``: the refit beside the stored values; ``--check`` gates on it."""
+    try:
+        import scipy.optimize  # noqa: F401  (the fit needs it; an optional extra)
+    except ImportError:
+        raise RooflineError(f"calibrate needs scipy: {FIT_EXTRA_HINT}") from None
+    from roofline.calibration.fit import fit, free_parameters, relative_change
+
+    specs, measurements, data = load_inputs(args)
+    fit_sets = measurements.by_role(SetRole.FIT)
+    if not fit_sets:
+        raise RooflineError(f"{measurements.origin}: no set has role 'fit'; nothing to fit on")
+    count = len(free_parameters(data))
+    with progress(f"fitting {count} parameters on {len(fit_sets)} sets ..."):
+        result = fit(data, measurements, specs)
+    rows = result.rows()
+    width = max([len("GPU"), *(len(gpu) for gpu, *_ in rows)])
+    key_width = max([len("parameter"), *(len(key) for _, key, *_ in rows)])
+    print(f"{'GPU':{width}}  {'parameter':{key_width}}  {'stored':>10}  {'fitted':>10}  change")
+    moved = []
+    for gpu, key, stored, fitted in rows:
+        change = relative_change(stored, fitted)
+        print(f"{gpu:{width}}  {key:{key_width}}  {stored:>10.4g}  {fitted:>10.4g}  {change:+.2%}")
+        if abs(change) > args.tolerance:
+            moved.append((gpu, key, stored, fitted, change))
+    print(f"\n{count} parameters fitted on the {len(fit_sets)} fit sets of {measurements.origin}")
+    print(f"mean |log(predicted / measured)| on them: {result.mean_log_error:.4f}")
+    if not args.check:
+        return 0
+    for gpu, key, stored, fitted, change in moved:
+        print(
+            f"changed: {gpu}: {key}: stored {stored:.6g}, refit {fitted:.6g} ({change:+.2%}, "
+            f"tolerance {args.tolerance:.2%})",
+            file=sys.stderr,
+        )
+    return EXIT_CHANGED if moved else 0

@@ -1,0 +1,308 @@
+"""``roofline validate``: every measurement set beside torchao's and the calibrated model.
+
+Per point: the shape(s), the measured value, both models' predictions and their signed
+errors (predicted / measured - 1); per set: mean and worst error of both models, the
+set's role and threshold; then the mean and worst error per role. Exit 0 when every
+scored set's calibrated mean error is within its threshold, 1 when one is above it (each
+failing set named on stderr), 2 on bad input.
+
+The ``json`` format (``FORMAT_VERSION`` 1), every number a float (``null`` where none is
+defined, e.g. the mean of a role without points), errors as fractions (0.1 = 10% high)::
+
+    {"format": "roofline-validate", "version": 1, "measurements": ORIGIN,
+     "calibration": ORIGIN, "passed": BOOL, "failures": [SET_ID, ...],
+     "overall": {ROLE or "scored": {"sets": INT, "points": INT,
+                 "mean_error": {"torchao": F, "calibrated": F}, "worst_error": {...}}},
+     "sets": [{"id", "title", "gpu", "mode", "recipe", "fusion", "quantity",
+               "timed_region", "role", "scored", "max_mean_error", "passed",
+               "mean_error": {...}, "worst_error": {...},
+               "points": [{"shapes": [[M, K, N], ...], "label", "measured",
+                           "predicted": {"torchao": F, "calibrated": F},
+                           "error": {"torchao": F, "calibrated": F}}]}]}
+
+``passed`` of a context set is null (shown, not scored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import textwrap
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from roofline.cli.calibrated import add_calibration_file_arg, load_inputs, progress
+from roofline.measurements import MeasurementDatabase, MeasurementSet, Point, SetRole
+from roofline.validation import (
+    ModelKind,
+    PointResult,
+    SetResult,
+    ValidationReport,
+    mean_abs_error,
+    validate,
+)
+
+EXIT_FAILED = 1
+FORMAT_VERSION = 1
+MODELS = (ModelKind.TORCHAO, ModelKind.CALIBRATED)
+# The table fits a 100-column terminal: a shape column of at most SHAPE_WIDTH, and five
+# numbers of NUMBER_WIDTH, two spaces apart, after a two-space indent.
+LINE_WIDTH = 100
+NUMBER_WIDTH = 10
+SHAPE_WIDTH = LINE_WIDTH - 2 - 5 * (NUMBER_WIDTH + 2)
+
+
+def add_validate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The ``validate`` subcommand."""
+    val = sub.add_parser(
+        "validate",
+        help="both models against published measurements, per point, set and role",
+        description="Print every measurement set: measured values, torchao's and the "
+        "calibrated model's predictions and errors. Exit 0 when every scored set's "
+        "calibrated mean error is within its threshold, 1 when one is above it, 2 on bad "
+        "input.",
+    )
+    val.add_argument("--format", choices=("table", "json"), default="table")
+    val.add_argument("--specs", metavar="FILE", help="spec file (default: bundled database)")
+    val.add_argument(
+        "--measurements", metavar="FILE", help="measurement file (default: the bundled one)"
+    )
+    val.add_argument(
+        "--set",
+        dest="sets",
+        action="extend",
+        nargs="+",
+        metavar="ID",
+        help="only these sets (repeatable; default: every set)",
+    )
+    add_calibration_file_arg(val)
+    val.set_defaults(func=cmd_validate)
+
+
+def _selected(measurements: MeasurementDatabase, ids: list[str] | None) -> MeasurementDatabase:
+    if not ids:
+        return measurements
+    # In the order asked for, each once; an unknown id is an error naming the known ones.
+    return MeasurementDatabase(
+        tuple(measurements.get(i) for i in dict.fromkeys(ids)), measurements.origin
+    )
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """``roofline validate``: the table or JSON; exit 1 when a scored set fails."""
+    specs, measurements, data = load_inputs(args)
+    measurements = _selected(measurements, args.sets)
+    with progress(f"evaluating both models on {len(measurements)} sets ..."):
+        report = validate(measurements, specs, data)
+    if args.format == "json":
+        document = report_json(report, measurements.origin, data.origin)
+        print(json.dumps(document, indent=2, allow_nan=False))
+    else:
+        sys.stdout.write(report_table(report))
+    for result in report.failures():
+        print(
+            f"failed: set {result.set.id!r} ({result.set.role}): calibrated mean error "
+            f"{_pct(result.mean_error(ModelKind.CALIBRATED))} is above its threshold "
+            f"{_pct(result.set.max_mean_error)}",
+            file=sys.stderr,
+        )
+    return EXIT_FAILED if report.failures() else 0
+
+
+# -- shared ------------------------------------------------------------------------------
+
+
+def _pct(value: float | None, signed: bool = False) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    return f"{value:+.1%}" if signed else f"{value:.1%}"
+
+
+def _shape(shape: tuple[int, int, int]) -> str:
+    return "x".join(str(d) for d in shape)
+
+
+def point_name(point: Point) -> str:
+    """A point as the table shows it: ``MxKxN`` (and its label), or a multi-shape point's
+    label or ``"4 shapes"``."""
+    if len(point.shapes) == 1:
+        return f"{_shape(point.shapes[0])} {point.label}".rstrip()
+    return point.label or f"{len(point.shapes)} shapes"
+
+
+def _role_results(report: ValidationReport) -> dict[str, list[SetResult]]:
+    """Sets per role in SetRole order, then "scored": every fit and holdout set."""
+    groups: dict[str, list[SetResult]] = {role.value: [] for role in SetRole}
+    for result in report.sets:
+        groups[result.set.role.value].append(result)
+    groups["scored"] = [r for r in report.sets if r.scored]
+    return groups
+
+
+def _errors(results: Iterable[SetResult], model: ModelKind) -> list[float]:
+    return [p.error(model) for r in results for p in r.points]
+
+
+def _mean_abs(errors: list[float]) -> float:
+    return statistics.fmean(map(abs, errors)) if errors else math.nan
+
+
+def _worst(errors: list[float]) -> float:
+    return max(errors, key=abs) if errors else math.nan
+
+
+# -- json --------------------------------------------------------------------------------
+
+
+def _num(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def _by_model(get: Callable[[ModelKind], float]) -> dict[str, float | None]:
+    return {model.value: _num(get(model)) for model in MODELS}
+
+
+def _point_json(result: PointResult) -> dict[str, Any]:
+    return {
+        "shapes": [list(shape) for shape in result.point.shapes],
+        "label": result.point.label,
+        "measured": _num(result.measured),
+        "predicted": _by_model(lambda m: result.predicted[m]),
+        "error": _by_model(result.error),
+    }
+
+
+def _set_json(result: SetResult) -> dict[str, Any]:
+    mset: MeasurementSet = result.set
+    return {
+        "id": mset.id,
+        "title": mset.title,
+        "gpu": mset.gpu,
+        "mode": mset.mode.value,
+        "recipe": mset.recipe,
+        "fusion": mset.fusion,
+        "quantity": mset.quantity.value,
+        "timed_region": mset.timed_region.value,
+        "role": mset.role.value,
+        "scored": result.scored,
+        "max_mean_error": _num(mset.max_mean_error),
+        "passed": result.passed if result.scored else None,
+        "mean_error": _by_model(result.mean_error),
+        "worst_error": _by_model(result.worst_error),
+        "points": [_point_json(p) for p in result.points],
+    }
+
+
+def report_json(report: ValidationReport, measurements: str, calibration: str) -> dict[str, Any]:
+    """The ``--format json`` document (see the module docstring)."""
+    overall = {
+        role: {
+            "sets": len(results),
+            "points": sum(len(r.points) for r in results),
+            "mean_error": _by_model(lambda m, rs=results: _mean_abs(_errors(rs, m))),
+            "worst_error": _by_model(lambda m, rs=results: _worst(_errors(rs, m))),
+        }
+        for role, results in _role_results(report).items()
+    }
+    large = report.large_training_holdout()
+    return {
+        "format": "roofline-validate",
+        "version": FORMAT_VERSION,
+        "measurements": measurements,
+        "calibration": calibration,
+        "passed": not report.failures(),
+        "failures": [r.set.id for r in report.failures()],
+        "overall": overall,
+        "large_training_holdout": {
+            "points": len(large),
+            "mean_error": _by_model(lambda m: mean_abs_error(large, m)),
+        },
+        "sets": [_set_json(r) for r in report.sets],
+    }
+
+
+# -- table -------------------------------------------------------------------------------
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _row(name: str, cells: Iterable[str], width: int) -> str:
+    numbers = "  ".join(c.rjust(NUMBER_WIDTH) for c in cells)
+    return f"  {_cut(name, width).ljust(width)}  {numbers}".rstrip() + "\n"
+
+
+def _set_heading(result: SetResult) -> str:
+    mset = result.set
+    if result.scored:
+        verdict = "pass" if result.passed else "FAIL"
+        status = f"{mset.role} set, threshold {_pct(mset.max_mean_error)}: {verdict}"
+    else:
+        status = f"{mset.role} set: shown, not scored"
+    fusion = ", fusion" if mset.fusion else ""
+    model = (
+        f"{mset.gpu}, {mset.mode}, {mset.recipe}{fusion}; {mset.quantity}, "
+        f"timed region {mset.timed_region}"
+    )
+    lines = [textwrap.fill(f"{mset.id}  ({status})", LINE_WIDTH, subsequent_indent="  ")]
+    for text in (mset.title, model):
+        lines.append(textwrap.fill(text, LINE_WIDTH, initial_indent="  ", subsequent_indent="  "))
+    return "\n".join(lines) + "\n"
+
+
+def _set_table(result: SetResult) -> str:
+    names = [point_name(p.point) for p in result.points]
+    width = min(SHAPE_WIDTH, max(len("mean |error|"), *map(len, names)))
+    heads = ("measured", "torchao", "calibrated", "torchao", "calibrated")
+    group = "predicted".center(2 * NUMBER_WIDTH + 2) + "  " + "error".center(2 * NUMBER_WIDTH + 2)
+    lines = [" " * (width + 6 + NUMBER_WIDTH) + group.rstrip() + "\n", _row("shape", heads, width)]
+    for name, p in zip(names, result.points, strict=True):
+        predicted = [f"{p.predicted[m]:.4g}" for m in MODELS]
+        errors = [_pct(p.error(m), signed=True) for m in MODELS]
+        lines.append(_row(name, [f"{p.measured:.4g}", *predicted, *errors], width))
+    blank = ["", "", ""]
+    means = [_pct(result.mean_error(m)) for m in MODELS]
+    lines.append(_row("mean |error|", [*blank, *means], width))
+    worst = [_pct(result.worst_error(m), signed=True) for m in MODELS]
+    lines.append(_row("worst error", [*blank, *worst], width))
+    return "".join(lines)
+
+
+def _overall_table(report: ValidationReport) -> str:
+    lines = [
+        "overall: mean |error| and worst error over the points of each role's sets\n",
+        f"  {'role':8}  {'sets':>5}  {'points':>6}  {'mean torchao':>12}  {'calibrated':>10}"
+        f"  {'worst torchao':>13}  {'calibrated':>10}\n",
+    ]
+    for role, results in _role_results(report).items():
+        errors = [_errors(results, m) for m in MODELS]
+        means = [_pct(_mean_abs(e)) for e in errors]
+        worst = [_pct(_worst(e), signed=True) for e in errors]
+        points = sum(len(r.points) for r in results)
+        lines.append(
+            f"  {role:8}  {len(results):>5}  {points:>6}  {means[0]:>12}  {means[1]:>10}"
+            f"  {worst[0]:>13}  {worst[1]:>10}\n"
+        )
+    large = report.large_training_holdout()
+    means = [_pct(mean_abs_error(large, m)) for m in MODELS]
+    lines.append(
+        f"\nheld-out training layers at large shapes (every GEMM M*K*N >= 2^36): "
+        f"{len(large)} points,\n  mean |error| torchao {means[0]}, calibrated {means[1]}\n"
+    )
+    failures = report.failures()
+    if failures:
+        verdict = f"{len(failures)} scored set(s) above their threshold (listed on stderr)"
+    else:
+        verdict = "every scored set within its threshold"
+    lines.append(f"\n{len(report.sets)} sets; {verdict}\n")
+    return "".join(lines)
+
+
+def report_table(report: ValidationReport) -> str:
+    """The ``--format table`` text: every set, then the overall errors per role."""
+    parts = [_set_heading(r) + _set_table(r) + "\n" for r in report.sets]
+    return "".join(parts) + _overall_table(report)

@@ -1,0 +1,159 @@
+"""Field checks shared by every part of a measurement file: the problem list, keys, text,
+enum values and points (shapes and values). :mod:`roofline.measurements.lint` adds the
+set-level rules on top."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofline.errors import nearest
+from roofline.measurements.model import MeasuredQuantity, MeasurementProblem, Point
+from roofline.measurements.rules import (
+    MAX_POINTS,
+    MAX_SHAPES_PER_POINT,
+    POINT_KEYS,
+    SPEEDUP_RANGE,
+    TEXT_LIMITS,
+    TIME_US_RANGE,
+)
+from roofline.recipes import Recipe
+from roofline.shapes import MAX_DIM
+from roofline.specs.descriptors import unknown_key
+from roofline.specs.text import describe, is_finite, text_problems
+
+
+class FieldLinter:
+    """Collects the problems of one file; checks single fields and points."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.problems: list[MeasurementProblem] = []
+        self.set_index: int | None = None  # the set being linted; None at the top level
+
+    def error(
+        self, where: str | None, field: str | None, expected: str, received: str, hint: str = ""
+    ) -> None:
+        index = self.set_index if where is not None and not where.startswith("#") else None
+        problem = MeasurementProblem(self.file, where, field, expected, received, hint, index)
+        self.problems.append(problem)
+
+    def keys(
+        self, where: str | None, prefix: str, table: dict[str, Any], known: dict[str, bool]
+    ) -> None:
+        """Unknown keys of ``table`` (named ``prefix.key``), and the missing required ones."""
+        for key in table:
+            if key not in known:
+                problem = unknown_key(f"{prefix}{key}", [f"{prefix}{k}" for k in known])
+                self.error(where, *problem)
+        for key, needed in known.items():
+            if needed and key not in table:
+                self.error(where, f"{prefix}{key}", "a value (the key is required)", "nothing")
+
+    def text(self, where: str, field: str, value: Any, plain: bool, limit: int) -> str | None:
+        """A non-empty string without control characters (nor markup when ``plain``)."""
+        if not isinstance(value, str):
+            self.error(where, field, "a string", describe(value))
+            return None
+        count = len(self.problems)
+        for problem in text_problems(field, value, plain):
+            self.error(where, *problem)
+        if not value.strip():
+            self.error(where, field, "a non-empty string", describe(value))
+        elif value != value.strip():
+            self.error(where, field, "text without leading or trailing whitespace", describe(value))
+        if len(value) > limit:
+            self.error(where, field, f"at most {limit} characters", f"{len(value)} characters")
+        return value if len(self.problems) == count else None
+
+    def choice(self, where: str, field: str, value: Any, kind: type[Any]) -> Any:
+        """The member of the StrEnum ``kind`` named ``value``, or None (recorded)."""
+        valid = [m.value for m in kind]
+        if isinstance(value, str) and value in valid:
+            return kind(value)
+        guess = nearest(value, valid) if isinstance(value, str) else None
+        hint = f"did you mean {guess!r}?" if guess else ""
+        self.error(where, field, f"one of {', '.join(valid)}", describe(value), hint)
+        return None
+
+    def _points(
+        self, where: str, value: Any, recipe: Recipe | None, quantity: MeasuredQuantity | None
+    ) -> tuple[Point, ...]:
+        if not isinstance(value, list) or not all(isinstance(p, dict) for p in value):
+            self.error(where, "points", "an array of [[set.points]] tables", describe(value))
+            return ()
+        if not value:
+            self.error(where, "points", "at least one [[set.points]] table", "an empty array")
+        if len(value) > MAX_POINTS:
+            self.error(where, "points", f"at most {MAX_POINTS} points", f"{len(value)} points")
+            return ()
+        points = [self._point(where, i, p, recipe, quantity) for i, p in enumerate(value)]
+        return tuple(p for p in points if p is not None)
+
+    def _point(
+        self,
+        where: str,
+        index: int,
+        entry: dict[str, Any],
+        recipe: Recipe | None,
+        quantity: MeasuredQuantity | None,
+    ) -> Point | None:
+        prefix = f"points[{index}]."
+        before = len(self.problems)
+        self.keys(where, prefix, entry, POINT_KEYS)
+        if ("shape" in entry) == ("shapes" in entry):
+            expected = "exactly one of shape = [M, K, N] or shapes = [[M, K, N], ...]"
+            self.error(where, f"{prefix}shape", expected, f"keys {sorted(entry)}")
+        shapes: list[tuple[int, int, int]] = []
+        if "shape" in entry:
+            shapes = [self._shape(where, f"{prefix}shape", entry["shape"], recipe)]
+        elif "shapes" in entry:
+            shapes = self._shapes(where, f"{prefix}shapes", entry["shapes"], recipe)
+        value = self._value(where, f"{prefix}value", entry, quantity)
+        label = entry.get("label", "")
+        if label != "":
+            label = self.text(where, f"{prefix}label", label, True, TEXT_LIMITS["label"])
+        if len(self.problems) > before:
+            return None
+        return Point(tuple(shapes), value, label)
+
+    def _shapes(
+        self, where: str, field: str, value: Any, recipe: Recipe | None
+    ) -> list[tuple[int, int, int]]:
+        if not isinstance(value, list) or not 1 <= len(value) <= MAX_SHAPES_PER_POINT:
+            expected = f"an array of 1 to {MAX_SHAPES_PER_POINT} shapes [M, K, N]"
+            self.error(where, field, expected, describe(value))
+            return []
+        return [self._shape(where, f"{field}[{i}]", s, recipe) for i, s in enumerate(value)]
+
+    def _shape(
+        self, where: str, field: str, value: Any, recipe: Recipe | None
+    ) -> tuple[int, int, int]:
+        if not isinstance(value, list) or len(value) != 3:
+            self.error(where, field, "an array [M, K, N] of three integers", describe(value))
+            return (0, 0, 0)
+        for name, dim in zip("MKN", value, strict=True):
+            if type(dim) is not int or not 1 <= dim <= MAX_DIM:
+                expected = f"{name}: an integer from 1 to {MAX_DIM}"
+                self.error(where, field, expected, describe(dim))
+                return (0, 0, 0)
+        dims = dict(zip("MKN", value, strict=True))
+        for name, multiple in recipe.divisibility if recipe is not None else ():
+            if dims[name] % multiple:
+                expected = f"{name} a multiple of {multiple} (recipe {recipe.name})"
+                self.error(where, field, expected, f"{name}={dims[name]}")
+        return (value[0], value[1], value[2])
+
+    def _value(
+        self, where: str, field: str, entry: dict[str, Any], quantity: MeasuredQuantity | None
+    ) -> float:
+        if "value" not in entry:
+            return 0.0  # reported as a missing key
+        value = entry["value"]
+        time = quantity is MeasuredQuantity.TIME_US
+        low, high = TIME_US_RANGE if time else SPEEDUP_RANGE
+        if not is_finite(value) or not low <= value <= high:
+            unit = "microseconds" if time else "a ratio"
+            expected = f"a finite number from {low:g} to {high:g} ({unit})"
+            self.error(where, field, expected, describe(value))
+            return 0.0
+        return float(value)

@@ -1,0 +1,357 @@
+"""Loading a measurement file: every problem of a file collected, then the sets built.
+
+The rules mirror the spec lint's (:mod:`roofline.specs.lint`): unknown and missing keys,
+enum values, text without control characters (nor markup in names and labels), http(s)
+source URLs. On top, each set must be comparable with the model: its GPU is in the spec
+database, its recipe is modelled in its mode and computable on that GPU, its terms exist
+in that model, and every shape is valid for the recipe.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from roofline.capability import Support, classify
+from roofline.errors import RooflineError, UnknownNameError, nearest
+from roofline.formulas import build_model
+from roofline.measurements.fields import FieldLinter
+from roofline.measurements.model import (
+    MeasuredQuantity,
+    MeasurementDatabase,
+    MeasurementError,
+    MeasurementProblem,
+    MeasurementSet,
+    SetRole,
+    Source,
+    TimedRegion,
+)
+from roofline.measurements.rules import (
+    COMMIT,
+    ENUM_FIELDS,
+    MAX_ID_LENGTH,
+    MAX_TERMS,
+    REGION_MODES,
+    REGION_QUANTITIES,
+    REGION_TERM_PREFIXES,
+    SCHEMA_VERSION,
+    SET_KEYS,
+    SLUG,
+    SOURCE_KEYS,
+    SOURCE_NOTE_LIMIT,
+    TEXT_LIMITS,
+    TOP_KEYS,
+)
+from roofline.recipes import Mode, Recipe, get_recipe
+from roofline.specs import SpecDatabase, load_specs
+from roofline.specs.text import URL_EXPECTED, describe, escape_controls, is_finite, url_problem
+
+BUNDLED_NAME = "bundled measurements (roofline/data/measurements.toml)"
+
+
+class _Linter(FieldLinter):
+    """Collects every problem of one file; builds the sets that have none."""
+
+    def __init__(self, file: str, specs: SpecDatabase) -> None:
+        super().__init__(file)
+        self.specs = specs
+
+    def lint_document(self, doc: dict[str, Any]) -> list[Any]:
+        """The set entries of a parsed file, top-level keys linted."""
+        self.keys(None, "", doc, TOP_KEYS)
+        version = doc.get("schema_version", SCHEMA_VERSION)
+        if type(version) is not int or version != SCHEMA_VERSION:
+            self.error(None, "schema_version", f"the integer {SCHEMA_VERSION}", describe(version))
+        sets = doc.get("set", [])
+        if not isinstance(sets, list) or not all(isinstance(s, dict) for s in sets):
+            self.error(None, "set", "an array of [[set]] tables", describe(sets))
+            return []
+        if "set" in doc and not sets:
+            self.error(None, "set", "at least one [[set]] table", "an empty array")
+        return sets
+
+    def lint_set(self, index: int, entry: dict[str, Any]) -> MeasurementSet | None:
+        """The MeasurementSet of one entry, or None when it has errors (all recorded)."""
+        where = _label(entry.get("id"), index)
+        self.set_index = index
+        before = len(self.problems)
+        self.keys(where, "", entry, SET_KEYS)
+        fields = self._plain_fields(where, entry)
+        mode, region, quantity, role = (
+            self.choice(where, key, entry[key], kind) if key in entry else None
+            for key, kind in ENUM_FIELDS
+        )
+        fusion = entry.get("fusion")
+        if "fusion" in entry and not isinstance(fusion, bool):
+            self.error(where, "fusion", "true or false", describe(fusion))
+        recipe = self._recipe(where, entry.get("recipe"), mode) if "recipe" in entry else None
+        if recipe is not None and isinstance(fields.get("gpu"), str):
+            self._gpu_runs(where, fields["gpu"], recipe, mode)
+        self._region_rules(where, region, quantity, mode, role)
+        error_bound = self._max_mean_error(where, entry, role)
+        terms = self._terms(where, entry.get("terms", []), quantity, mode, recipe, fusion)
+        self._region_terms(where, region, terms, fusion)
+        source = self._source(where, entry.get("source")) if "source" in entry else None
+        points = self._points(where, entry["points"], recipe, quantity) if "points" in entry else ()
+        if len(self.problems) > before:
+            return None
+        return MeasurementSet(
+            id=fields["id"],
+            title=fields["title"],
+            gpu=fields["gpu"],
+            mode=mode,
+            recipe=recipe.name,
+            fusion=fusion,
+            timed_region=region,
+            quantity=quantity,
+            terms=terms,
+            role=role,
+            max_mean_error=error_bound,
+            software=fields["software"],
+            command=fields.get("command", ""),
+            notes=fields.get("notes", ""),
+            source=source,
+            points=points,
+        )
+
+    def _plain_fields(self, where: str, entry: dict[str, Any]) -> dict[str, Any]:
+        """id, title, gpu, software, command (plain text) and notes (markup allowed)."""
+        fields: dict[str, Any] = {}
+        if "id" in entry:
+            fields["id"] = self._id(where, entry["id"])
+        for field in ("title", "gpu", "software", "command", "notes"):
+            if field in entry:
+                limit = TEXT_LIMITS.get(field, MAX_ID_LENGTH)
+                plain = field != "notes"
+                fields[field] = self.text(where, field, entry[field], plain, limit)
+        gpu = fields.get("gpu")
+        if gpu is not None and gpu not in self.specs:
+            guess = nearest(gpu, list(self.specs))
+            hint = f"did you mean {guess!r}?" if guess else ""
+            self.error(where, "gpu", f"a GPU name in {self.specs.origin}", describe(gpu), hint)
+        return fields
+
+    def _id(self, where: str, value: Any) -> str | None:
+        if isinstance(value, str) and len(value) <= MAX_ID_LENGTH and SLUG.fullmatch(value):
+            return value
+        expected = f"a slug of a-z, 0-9 and single inner dashes, at most {MAX_ID_LENGTH} characters"
+        self.error(where, "id", expected, describe(value))
+        return None
+
+    def _recipe(self, where: str, value: Any, mode: Mode | None) -> Recipe | None:
+        if not isinstance(value, str):
+            self.error(where, "recipe", "a recipe registry name", describe(value))
+            return None
+        try:
+            recipe = get_recipe(value, mode)
+        except UnknownNameError as exc:
+            expected = f"a recipe modelled in {mode}" if mode else "a recipe registry name"
+            self.error(where, "recipe", expected, describe(value), escape_controls(str(exc)))
+            return None
+        if recipe.name != value:
+            expected = "the registry name, not an alias"
+            self.error(where, "recipe", expected, describe(value), f"use {recipe.name!r}")
+            return None
+        return recipe
+
+    def _gpu_runs(self, where: str, gpu: str, recipe: Recipe, mode: Mode | None) -> None:
+        spec = self.specs.get(gpu)
+        if spec is None:
+            return  # reported by _plain_fields
+        verdict = classify(spec, recipe, mode)
+        if verdict.support is Support.IMPOSSIBLE:
+            expected = "a GPU whose spec has the peaks the recipe needs"
+            self.error(where, "gpu", expected, describe(gpu), verdict.reason)
+
+    def _region_rules(
+        self,
+        where: str,
+        region: TimedRegion | None,
+        quantity: MeasuredQuantity | None,
+        mode: Mode | None,
+        role: SetRole | None,
+    ) -> None:
+        """Which quantities, modes and roles a timed region allows."""
+        if region is None:
+            return
+        allowed = REGION_QUANTITIES[region]
+        if quantity is not None and quantity not in allowed:
+            expected = f"for timed_region {region}: {', '.join(allowed)}"
+            self.error(where, "quantity", expected, describe(quantity.value))
+        needed_mode = REGION_MODES.get(region)
+        if mode is not None and needed_mode is not None and mode is not needed_mode:
+            expected = f"{needed_mode} (timed_region {region} exists only there)"
+            self.error(where, "mode", expected, describe(mode.value))
+        if region is TimedRegion.END_TO_END and role is not None and role is not SetRole.CONTEXT:
+            hint = "the model has no attention or communication terms, so it cannot be scored there"
+            self.error(where, "role", "context for an end_to_end set", describe(role.value), hint)
+
+    def _region_terms(
+        self, where: str, region: TimedRegion | None, terms: tuple[str, ...], fusion: Any
+    ) -> None:
+        """A timed cast kernel is compared with cast terms, unfused; GEMMs with GEMM terms."""
+        prefixes = REGION_TERM_PREFIXES.get(region) if region is not None else None
+        for index, term in enumerate(terms):
+            if prefixes and not term.startswith(prefixes):
+                expected = f"for timed_region {region}: a term starting {' or '.join(prefixes)}"
+                self.error(where, f"terms[{index}]", expected, describe(term))
+        if region is TimedRegion.CAST_KERNEL and fusion is True:
+            hint = "a kernel timed alone reads its whole input; fusion removes that read"
+            self.error(where, "fusion", "false for a cast_kernel set", "true", hint)
+
+    def _max_mean_error(self, where: str, entry: dict[str, Any], role: SetRole | None) -> Any:
+        value = entry.get("max_mean_error")
+        if role is SetRole.CONTEXT:
+            if "max_mean_error" in entry:
+                self.error(where, "max_mean_error", "no value for a context set", describe(value))
+            return None
+        if role is not None and "max_mean_error" not in entry:
+            expected = f"a value for a {role} set (the key is required)"
+            self.error(where, "max_mean_error", expected, "nothing")
+        elif "max_mean_error" in entry and not (is_finite(value) and 0 < value <= 1):
+            expected = "a number in (0, 1] (mean relative error, 0.15 = 15%)"
+            self.error(where, "max_mean_error", expected, describe(value))
+        return float(value) if is_finite(value) else None
+
+    def _terms(
+        self,
+        where: str,
+        value: Any,
+        quantity: MeasuredQuantity | None,
+        mode: Mode | None,
+        recipe: Recipe | None,
+        fusion: Any,
+    ) -> tuple[str, ...]:
+        """The model term keys a time_us set sums; none for the other quantities."""
+        if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
+            self.error(where, "terms", "an array of model term keys", describe(value))
+            return ()
+        if len(value) > MAX_TERMS:
+            self.error(where, "terms", f"at most {MAX_TERMS} term keys", f"{len(value)} keys")
+            return ()
+        terms = tuple(value)
+        if quantity is not None and quantity is not MeasuredQuantity.TIME_US and terms:
+            expected = f"an empty array for quantity {quantity} (terms name time_us sums)"
+            self.error(where, "terms", expected, describe(value))
+        if quantity is MeasuredQuantity.TIME_US and not terms:
+            self.error(where, "terms", "at least one model term key for time_us", describe(value))
+        if len(set(terms)) != len(terms):
+            self.error(where, "terms", "each term once", describe(value))
+        if recipe is None or mode is None or not isinstance(fusion, bool):
+            return terms
+        known = [t.key for t in build_model(mode, recipe, fusion).terms]
+        for index, term in enumerate(terms):
+            if term not in known:
+                model = f"{mode} {recipe.name} fusion={str(fusion).lower()}"
+                expected = f"a term key of the {model} model: {', '.join(known)}"
+                self.error(where, f"terms[{index}]", expected, describe(term))
+        return terms
+
+    def _source(self, where: str, value: Any) -> Source | None:
+        if not isinstance(value, dict):
+            self.error(where, "source", "a [set.source] table", describe(value))
+            return None
+        before = len(self.problems)
+        self.keys(where, "source.", value, SOURCE_KEYS)
+        url = value.get("url")
+        problem = url_problem(url) if "url" in value else None
+        if problem:
+            self.error(where, "source.url", URL_EXPECTED, problem)
+        read_on = value.get("read_on")
+        valid_date = isinstance(read_on, dt.date) and not isinstance(read_on, dt.datetime)
+        if "read_on" in value and not valid_date:
+            self.error(where, "source.read_on", "a TOML date, e.g. 2026-11-30", describe(read_on))
+        commit = value.get("commit")
+        if "commit" in value and not (isinstance(commit, str) and COMMIT.fullmatch(commit)):
+            expected = "7 to 40 lower-case hex digits (a git commit)"
+            self.error(where, "source.commit", expected, describe(commit))
+        note = value.get("note", "")
+        if "note" in value:
+            note = self.text(where, "source.note", note, False, SOURCE_NOTE_LIMIT)
+        if len(self.problems) > before:
+            return None
+        return Source(url, read_on, commit, note or "")
+
+    def lint_duplicates(self, entries: list[dict[str, Any]]) -> None:
+        """Ids used by more than one set (every later use is reported)."""
+        first: dict[str, int] = {}
+        for index, entry in enumerate(entries):
+            set_id = entry.get("id")
+            if not isinstance(set_id, str):
+                continue
+            self.set_index = index
+            if set_id in first:
+                received = f"{describe(set_id)}, also the id of set #{first[set_id] + 1}"
+                self.error(_label(set_id, index), "id", "an id no other set uses", received)
+            first.setdefault(set_id, index)
+
+
+def _label(set_id: Any, index: int) -> str:
+    """How messages name set ``index``: its id (cut short), else ``#<n>``."""
+    if not isinstance(set_id, str) or not set_id.strip():
+        return f"#{index + 1}"
+    return set_id if len(set_id) <= MAX_ID_LENGTH else set_id[:MAX_ID_LENGTH] + "..."
+
+
+def parse_measurements(
+    text: str, origin: str, specs: SpecDatabase | str | os.PathLike[str] | None = None
+) -> MeasurementDatabase:
+    """Lint and load measurement-file ``text``; ``origin`` names it in messages.
+
+    ``specs`` is the spec database the sets' GPUs must be in (None: the bundled one).
+    Raises :class:`MeasurementError` listing every problem when any is found.
+    """
+    linter = _Linter(origin, _specs(specs))
+    doc = _parse_toml(text, linter)
+    entries = linter.lint_document(doc)
+    built = [linter.lint_set(i, entry) for i, entry in enumerate(entries)]
+    linter.lint_duplicates(entries)
+    if linter.problems:
+        raise MeasurementError(linter.problems)
+    return MeasurementDatabase(tuple(s for s in built if s is not None), origin)
+
+
+def load_measurements(
+    path: str | os.PathLike[str] | None = None,
+    specs: SpecDatabase | str | os.PathLike[str] | None = None,
+) -> MeasurementDatabase:
+    """Load and lint a measurement file, or the bundled one when ``path`` is None.
+
+    ``specs``: a loaded spec database, a spec file path, or None for the bundled database.
+    """
+    if path is None:
+        text = resources.files("roofline").joinpath("data/measurements.toml").read_text("utf-8")
+        return parse_measurements(text, BUNDLED_NAME, specs)
+    file = Path(path)
+    try:
+        text = file.read_text("utf-8")
+    except OSError as exc:
+        raise RooflineError(f"cannot read measurement file {str(file)!r}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        problem = MeasurementProblem(str(file), None, None, "UTF-8 text", "binary data")
+        raise MeasurementError([problem]) from None
+    return parse_measurements(text, str(file), specs)
+
+
+def _specs(specs: SpecDatabase | str | os.PathLike[str] | None) -> SpecDatabase:
+    if isinstance(specs, SpecDatabase):
+        return specs
+    return load_specs(specs)
+
+
+def _parse_toml(text: str, linter: _Linter) -> dict[str, Any]:
+    """The parsed document; a syntax error is reported (and raised) as a problem."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        received = f"syntax error: {escape_controls(str(exc))}"
+    except ValueError as exc:  # an integer beyond Python's 4300-digit conversion limit
+        received = f"unreadable number: {escape_controls(str(exc).split(';')[0])}"
+    except RecursionError:
+        received = "arrays or tables nested too deeply to read"
+    linter.error(None, None, "valid TOML", received)
+    raise MeasurementError(linter.problems) from None

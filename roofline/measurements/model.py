@@ -1,0 +1,160 @@
+"""The types of the measurement database: sets of published, sourced measurements.
+
+A :class:`MeasurementSet` is one table (or one column of a table) of a public benchmark:
+where it was read, what the timed region contains, which model (mode, recipe, fusion) it
+is compared with, and its points. The lint (:mod:`roofline.measurements.lint`) builds these
+values only from files that passed every rule, so consumers can trust every field.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from roofline.errors import DataFileError, printable, unknown
+from roofline.recipes import Mode
+
+
+class TimedRegion(enum.StrEnum):
+    """What the published timer wrapped."""
+
+    GEMM = "gemm"  # GEMM kernels only, operands already quantized
+    GEMM_QUANTIZE = "gemm_quantize"  # GEMMs plus the quantization of their operands
+    RELU_LINEAR = "relu_linear"  # torch.compile'd ReLU -> Linear, inference
+    LN_LINEAR_ACT = "ln_linear_act"  # LayerNorm -> Linear -> activation, forward + backward
+    LINEAR_FWD_BWD = "linear_fwd_bwd"  # one nn.Linear, forward + backward
+    CAST_KERNEL = "cast_kernel"  # one quantization kernel
+    END_TO_END = "end_to_end"  # a whole training or inference step (attention included)
+
+
+class MeasuredQuantity(enum.StrEnum):
+    """What a point's ``value`` is."""
+
+    SPEEDUP = "speedup"  # bf16 time / low-precision time of the whole timed region
+    GEMM_SPEEDUP = "gemm_speedup"  # bf16 GEMM time / low-precision GEMM time (GEMM-only runs)
+    TIME_US = "time_us"  # microseconds: the sum of the model terms the set names
+
+
+class SetRole(enum.StrEnum):
+    """How calibration and validation use a set."""
+
+    FIT = "fit"  # used to fit the calibrated model
+    HOLDOUT = "holdout"  # never fitted on; scored against its threshold
+    CONTEXT = "context"  # shown beside the models, not scored
+
+
+@dataclass(frozen=True)
+class Point:
+    """One measured value at one or more GEMM shapes ``(M, K, N)`` of the forward GEMM.
+
+    Several shapes mean the value is a total over several layers (their times summed
+    before the ratio was taken), e.g. the four linears of a transformer block.
+    """
+
+    shapes: tuple[tuple[int, int, int], ...]
+    value: float
+    label: str = ""
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """The only shape of a single-shape point; raises ValueError for a multi-shape one."""
+        if len(self.shapes) != 1:
+            raise ValueError(f"point {self.label or self.shapes!r} has {len(self.shapes)} shapes")
+        return self.shapes[0]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a set was read: URL, date read, commit when the URL pins one, and a note."""
+
+    url: str
+    read_on: dt.date
+    commit: str | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MeasurementSet:
+    """One published table (or column) of measurements, with what it is compared with."""
+
+    id: str
+    title: str
+    gpu: str
+    mode: Mode
+    recipe: str
+    fusion: bool
+    timed_region: TimedRegion
+    quantity: MeasuredQuantity
+    terms: tuple[str, ...]
+    role: SetRole
+    max_mean_error: float | None
+    software: str
+    command: str
+    notes: str
+    source: Source
+    points: tuple[Point, ...]
+
+
+@dataclass(frozen=True)
+class MeasurementDatabase:
+    """Every set of a measurement file, in file order; ``origin`` names the file."""
+
+    sets: tuple[MeasurementSet, ...]
+    origin: str = ""
+
+    def get(self, set_id: str) -> MeasurementSet:
+        """The set called ``set_id``; UnknownNameError lists the ids otherwise."""
+        for item in self.sets:
+            if item.id == set_id:
+                return item
+        raise unknown("measurement set", set_id, [s.id for s in self.sets])
+
+    def by_role(self, role: SetRole | str) -> tuple[MeasurementSet, ...]:
+        """The sets with ``role`` (a SetRole or its value), in file order."""
+        try:
+            wanted = SetRole(role)
+        except ValueError:
+            raise unknown("set role", str(role), [r.value for r in SetRole]) from None
+        return tuple(s for s in self.sets if s.role is wanted)
+
+    def ids(self) -> tuple[str, ...]:
+        """Every set id, in file order."""
+        return tuple(s.id for s in self.sets)
+
+    def __len__(self) -> int:
+        return len(self.sets)
+
+
+@dataclass(frozen=True)
+class MeasurementProblem:
+    """One problem of a measurement file: where (set id and position, field), expected
+    and received. ``set_id`` is the set's id as written (cut short), or ``#n`` without one."""
+
+    file: str
+    set_id: str | None
+    field: str | None
+    expected: str
+    received: str
+    hint: str = ""
+    set_index: int | None = None  # 0-based position in the file, shown as #1, #2 ...
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.set_id:
+            where += f": set {self.set_id!r}"
+            if self.set_index is not None:
+                where += f" (#{self.set_index + 1})"
+        if self.field:
+            where += f": field {self.field!r}"
+        text = f"{where}: error: expected {self.expected}, received {self.received}"
+        # Received values are quoted by repr already; printable() guards the rest.
+        return printable(f"{text} ({self.hint})" if self.hint else text)
+
+
+class MeasurementError(DataFileError):
+    """A measurement file with errors; carries every problem found, reported together."""
+
+    def __init__(self, problems: Iterable[MeasurementProblem]) -> None:
+        super().__init__("measurement file", problems)  # type: ignore[arg-type]

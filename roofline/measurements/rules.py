@@ -1,0 +1,75 @@
+"""The measurement file's schema as data: keys, text limits, value ranges and which timed
+regions go with which quantities and modes. :mod:`roofline.measurements.lint` applies them."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from roofline.measurements.model import MeasuredQuantity, SetRole, TimedRegion
+from roofline.recipes import Mode
+
+SCHEMA_VERSION = 1
+
+# key -> required; max_mean_error and terms are required or refused by other keys' values.
+SET_KEYS: dict[str, bool] = {
+    "id": True,
+    "title": True,
+    "gpu": True,
+    "mode": True,
+    "recipe": True,
+    "fusion": True,
+    "timed_region": True,
+    "quantity": True,
+    "terms": False,
+    "role": True,
+    "max_mean_error": False,
+    "software": True,
+    "command": False,
+    "notes": False,
+    "source": True,
+    "points": True,
+}
+SOURCE_KEYS: dict[str, bool] = {"url": True, "read_on": True, "commit": False, "note": False}
+POINT_KEYS: dict[str, bool] = {"shape": False, "shapes": False, "value": True, "label": False}
+TOP_KEYS: dict[str, bool] = {"schema_version": True, "set": True}
+
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MAX_ID_LENGTH = 64
+COMMIT = re.compile(r"[0-9a-f]{7,40}")
+# Longest text per field: long enough for any real entry, short enough that a hostile
+# file cannot flood a terminal or a page.
+TEXT_LIMITS = {"title": 200, "software": 500, "command": 500, "notes": 4000, "label": 64}
+SOURCE_NOTE_LIMIT = 1000
+MAX_POINTS = 1000
+MAX_TERMS = 32  # a model has at most a dozen terms
+MAX_SHAPES_PER_POINT = 64
+SPEEDUP_RANGE = (0.01, 100.0)
+TIME_US_RANGE = (0.01, 1e8)
+# What each timed region can be compared with, and in which modes it exists.
+REGION_QUANTITIES: dict[TimedRegion, tuple[MeasuredQuantity, ...]] = {
+    TimedRegion.GEMM: (MeasuredQuantity.GEMM_SPEEDUP, MeasuredQuantity.TIME_US),
+    TimedRegion.GEMM_QUANTIZE: (MeasuredQuantity.SPEEDUP, MeasuredQuantity.TIME_US),
+    TimedRegion.RELU_LINEAR: (MeasuredQuantity.SPEEDUP,),
+    TimedRegion.LN_LINEAR_ACT: (MeasuredQuantity.SPEEDUP,),
+    TimedRegion.LINEAR_FWD_BWD: (MeasuredQuantity.SPEEDUP,),
+    TimedRegion.CAST_KERNEL: (MeasuredQuantity.TIME_US,),
+    TimedRegion.END_TO_END: (MeasuredQuantity.SPEEDUP,),
+}
+ENUM_FIELDS: tuple[tuple[str, type[Any]], ...] = (
+    ("mode", Mode),
+    ("timed_region", TimedRegion),
+    ("quantity", MeasuredQuantity),
+    ("role", SetRole),
+)
+REGION_MODES: dict[TimedRegion, Mode] = {
+    TimedRegion.RELU_LINEAR: Mode.INFERENCE,
+    TimedRegion.LN_LINEAR_ACT: Mode.TRAINING,
+    TimedRegion.LINEAR_FWD_BWD: Mode.TRAINING,
+}
+# The model terms a time_us set of each region may sum.
+REGION_TERM_PREFIXES: dict[TimedRegion, tuple[str, ...]] = {
+    TimedRegion.CAST_KERNEL: ("cast.",),
+    TimedRegion.GEMM: ("gemm.",),
+    TimedRegion.GEMM_QUANTIZE: ("gemm.", "cast."),
+}

@@ -1,0 +1,207 @@
+"""The Validation page: every published measurement set beside torchao's model and the
+calibrated model, held-out and fitted sets marked, and the calibration parameters.
+
+Numbers come from :func:`roofline.validation.validate` over the bundled measurements and
+calibration; rows from :mod:`site_gen.validation_rows`, charts from
+:mod:`site_gen.validation_charts`. The measurements name the GPUs they were taken on; a
+site built from a spec file without them validates against the bundled spec database and
+says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from roofline.evaluate import calibration_of
+from roofline.measurements import (
+    MeasurementDatabase,
+    MeasurementError,
+    MeasurementSet,
+    SetRole,
+    TimedRegion,
+    load_measurements,
+)
+from roofline.specs import SpecDatabase, load_specs
+from roofline.validation import (
+    LARGE_GEMM_MKN,
+    SetResult,
+    ValidationReport,
+    mean_abs_error,
+    validate,
+)
+from site_gen import safe
+from site_gen import validation_rows as vr
+from site_gen.context import GEN, Cell, Table, gpu_page, recipe_page, rel
+from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.validation_charts import WIDTH_PX, point_name, shape_text, validation_chart, x_axis
+
+PAGE = f"{GEN}/validation.md"
+IMG_DIR = f"{GEN}/validation/img"
+HEADINGS: dict[SetRole, str] = {
+    SetRole.HOLDOUT: "Held out: never used to fit",
+    SetRole.FIT: "Fitted on",
+    SetRole.CONTEXT: "Context: shown, not scored",
+}
+
+
+def measurements_for(specs: SpecDatabase) -> tuple[MeasurementDatabase, SpecDatabase]:
+    """The bundled measurements and the spec database to predict them with: the site's,
+    or the bundled one when the site's lacks a GPU a set was measured on."""
+    try:
+        return load_measurements(specs=specs), specs
+    except MeasurementError as exc:
+        if not all(p.field == "gpu" for p in exc.problems):
+            raise  # the measurement file itself is broken: a bug, not this site's
+    bundled = load_specs()
+    return load_measurements(specs=bundled), bundled
+
+
+@dataclass(frozen=True)
+class SetView:
+    """One set's section of the page."""
+
+    anchor: str
+    title: str
+    role: str
+    role_text: str
+    gpu: Cell
+    recipe: safe.Md
+    mode: str
+    fusion: str
+    region: str
+    quantity: str
+    terms: tuple[str, ...]
+    summed: tuple[tuple[str, str], ...]  # (point, "shape + shape ...") of multi-GEMM points
+    errors: dict[str, str]
+    scored: bool
+    threshold: str
+    verdict: str
+    set: MeasurementSet  # software, command, notes, source as the file has them
+    source: Cell
+    table: Table
+    chart: str
+    alt: str
+    log2_m: bool  # the chart's x axis is M (else the points in order)
+
+
+def _source(url: str) -> Cell:
+    """An external link when the URL is http(s) (the lint makes sure), else plain text."""
+    try:
+        return safe.external_link(url)
+    except safe.UnsafeUrlError:
+        return url
+
+
+def _set_view(result: SetResult, site_specs: SpecDatabase) -> SetView:
+    """One set's section; its GPU links to the GPU's page when this site has one."""
+    mset = result.set
+    gpu: Cell = mset.gpu
+    if mset.gpu in site_specs:
+        gpu = safe.link(mset.gpu, rel(gpu_page(site_specs[mset.gpu]), PAGE))
+    summed = tuple(
+        (point_name(p.point), " + ".join(shape_text(s) for s in p.point.shapes))
+        for p in result.points if len(p.point.shapes) > 1
+    )  # fmt: skip
+    t, c = vr.TORCHAO, vr.CALIBRATED
+    errors = {
+        "mean_t": vr.percent(result.mean_error(t)), "mean_c": vr.percent(result.mean_error(c)),
+        "worst_t": vr.signed_percent(result.worst_error(t)),
+        "worst_c": vr.signed_percent(result.worst_error(c)),
+    }  # fmt: skip
+    quantity = vr.QUANTITY_TEXT[mset.quantity]
+    alt = (f"Chart of {quantity} for set {mset.id} on {mset.gpu}: the measured values, "
+           f"torchao's model and the calibrated model for each point")  # fmt: skip
+    return SetView(
+        anchor=mset.id, title=mset.title, role=mset.role.value, role_text=vr.ROLE_TEXT[mset.role],
+        gpu=gpu, recipe=safe.link(mset.recipe, rel(recipe_page(mset.recipe), PAGE)),
+        mode=mset.mode.value, fusion="on" if mset.fusion else "off",
+        region=vr.REGION_TEXT[mset.timed_region], quantity=quantity, terms=mset.terms,
+        summed=summed, errors=errors, scored=result.scored, threshold=vr.threshold_text(result),
+        verdict=vr.verdict(result), set=mset, source=_source(mset.source.url),
+        table=vr.set_table(result), chart=f"validation/img/{mset.id}.svg", alt=alt,
+        log2_m=x_axis([p.point for p in result.points]).log2_m,
+    )  # fmt: skip
+
+
+def _reading(report: ValidationReport) -> dict[str, Any]:
+    """The numbers of the page's one-paragraph reading, each from the report."""
+    t, c = vr.TORCHAO, vr.CALIBRATED
+    scored = [s for s in report.sets if s.scored]
+    out: dict[str, Any] = {"small": None, "region_t": None, "region_c": None}
+    for role in (SetRole.HOLDOUT, SetRole.FIT, SetRole.CONTEXT):
+        points = vr.points_of(vr.of_role(report, role))
+        out[role.value] = {
+            "sets": len(vr.of_role(report, role)), "points": len(points),
+            "t": vr.percent(mean_abs_error(points, t)), "c": vr.percent(mean_abs_error(points, c)),
+            "worst_c": vr.signed_percent(vr.worst(points, c)),
+        }  # fmt: skip
+    small = [p for p in vr.points_of(scored) if vr.small(p)]
+    large = [p for p in vr.points_of(scored) if not vr.small(p)]
+    if small and large:
+        out["small"] = {
+            name: (vr.percent(mean_abs_error(group, t)), vr.percent(mean_abs_error(group, c)))
+            for name, group in (("small", small), ("large", large))
+        }
+    out["small_m"] = vr.SMALL_M
+    large_training = report.large_training_holdout()
+    out["large_training"] = {
+        "points": len(large_training),
+        "t": vr.percent(mean_abs_error(large_training, t)),
+        "c": vr.percent(mean_abs_error(large_training, c)),
+        "log2_mkn": LARGE_GEMM_MKN.bit_length() - 1,
+    }
+    regions: dict[TimedRegion, list] = {}
+    for s in scored:
+        regions.setdefault(s.set.timed_region, []).extend(s.points)
+    for key, model in (("region_t", t), ("region_c", c)):
+        if regions:
+            region, points = max(regions.items(), key=lambda kv: mean_abs_error(kv[1], model))
+            out[key] = (vr.REGION_TEXT[region], vr.percent(mean_abs_error(points, model)))
+    out["failures"] = [safe.link(f.set.id, f"#{f.set.id}") for f in report.failures()]
+    context = vr.of_role(report, SetRole.CONTEXT)
+    out["end_to_end"] = sum(s.set.timed_region is TimedRegion.END_TO_END for s in context)
+    return out
+
+
+def _parameters(site: SiteInput) -> dict[str, Table]:
+    """The calibration parameters of every GPU of the site's spec database."""
+    specs = site.atlas.specs
+    gpus = [(g, calibration_of(g, specs)) for g in site.atlas.gpus]
+    return {
+        "model_wide": vr.model_wide_table(gpus[0][1]),
+        "gemm": vr.compact_table(gpus, vr.GEMM_SYMBOLS, "gemm-efficiency", PAGE),
+        "cast": vr.compact_table(gpus, vr.CAST_SYMBOLS, "cast-efficiency", PAGE),
+        "details": vr.details_table(gpus, PAGE),
+    }
+
+
+def render(site: SiteInput) -> PageOutput:
+    """The Validation page, its tables' exports and one chart per set."""
+    measurements, specs = measurements_for(site.atlas.specs)
+    return render_with(site, measurements, specs)
+
+
+def render_with(site: SiteInput, measurements: MeasurementDatabase, specs: SpecDatabase
+                ) -> PageOutput:  # fmt: skip
+    """The page for ``measurements`` predicted with ``specs`` (the site's, or the bundled
+    database when the site's lacks the measured GPUs)."""
+    report = validate(measurements, specs)
+    views = {r.set.id: _set_view(r, site.atlas.specs) for r in report.sets}
+    groups = [
+        (role, HEADINGS[role], [views[r.set.id] for r in vr.of_role(report, role)])
+        for role in vr.ROLE_ORDER
+    ]
+    summary = {"overall": vr.overall_table(report), "regions": vr.region_table(report),
+               "sets": vr.sets_table(report.sets)}  # fmt: skip
+    parameters = _parameters(site)
+    tables = [*summary.values(), *(v.table for v in views.values()), *parameters.values()]
+    out = page(
+        PAGE, "validation.md.j2", tables, summary=summary, groups=groups,
+        reading=_reading(report), parameters=parameters,
+        fallback=specs is not site.atlas.specs, site_origin=site.atlas.specs.origin,
+        used_origin=specs.origin, methodology=rel(f"{GEN}/methodology.md", PAGE),
+        chart_px=WIDTH_PX,
+    )  # fmt: skip
+    out.charts = [validation_chart(r, f"{IMG_DIR}/{r.set.id}.svg") for r in report.sets]
+    return out

@@ -8,7 +8,14 @@ recipe registry (:mod:`roofline.recipes`), loads and lints GPU specs
 
 from __future__ import annotations
 
-from roofline.capability import Capability, HypotheticalWarning, Support, classify
+from roofline.capability import (
+    Capability,
+    CapabilityWarning,
+    EmulatedWarning,
+    HypotheticalWarning,
+    Support,
+    classify,
+)
 from roofline.errors import (
     RooflineError,
     ShapeError,
@@ -20,7 +27,14 @@ from roofline.errors import (
 from roofline.evaluate import columns_for, compile_model, evaluate, evaluate_terms
 from roofline.formulas import MODEL_VERSION, Quantity, RooflineModel, build_model
 from roofline.recipes import RECIPES, Mode, Recipe, get_recipe, recipe_names
-from roofline.specs import GpuSpec, SpecDatabase, json_schema, load_specs
+from roofline.specs import (
+    GpuMatch,
+    GpuSpec,
+    SpecDatabase,
+    VariantFallbackWarning,
+    json_schema,
+    load_specs,
+)
 
 __version__ = "0.1.0"
 
@@ -28,6 +42,9 @@ __all__ = [
     "MODEL_VERSION",
     "RECIPES",
     "Capability",
+    "CapabilityWarning",
+    "EmulatedWarning",
+    "GpuMatch",
     "GpuSpec",
     "HypotheticalWarning",
     "Mode",
@@ -42,6 +59,7 @@ __all__ = [
     "Support",
     "UnknownNameError",
     "UnsupportedError",
+    "VariantFallbackWarning",
     "__version__",
     "build_model",
     "classify",

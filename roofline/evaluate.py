@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import sympy
 
-from roofline.capability import HypotheticalWarning, Support, require
+from roofline.capability import EmulatedWarning, HypotheticalWarning, Support, require
 from roofline.errors import ShapeError
 from roofline.formulas import QUANTITY_SYMBOLS, Quantity, RooflineModel, build_model
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.shapes import dim_error, dim_in_range
-from roofline.specs import GpuSpec, SpecDatabase, load_specs
+from roofline.specs import GpuMatch, GpuSpec, SpecDatabase, VariantFallbackWarning, load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, SHAPE_SYMBOLS
 
 if TYPE_CHECKING:
@@ -229,10 +229,19 @@ def resolve_specs(specs: str | os.PathLike[str] | SpecDatabase | None) -> SpecDa
 
 
 def resolve_gpu(gpu: str | GpuSpec, specs: str | os.PathLike[str] | SpecDatabase | None) -> GpuSpec:
-    """The GpuSpec for a name (exact or device-name prefix) or a GpuSpec itself."""
+    """The GpuSpec for a name (exact or device-name prefix) or a GpuSpec itself; silent
+    about a variant fallback (:func:`resolve_match` tells)."""
+    return resolve_match(gpu, specs).gpu
+
+
+def resolve_match(
+    gpu: str | GpuSpec, specs: str | os.PathLike[str] | SpecDatabase | None
+) -> GpuMatch:
+    """How a name resolves in ``specs`` (:meth:`SpecDatabase.match`); a GpuSpec is its own
+    exact match. Callers show :attr:`GpuMatch.warning` when it is a fallback."""
     if isinstance(gpu, GpuSpec):
-        return gpu
-    return resolve_specs(specs).find(gpu)
+        return GpuMatch(gpu, "name", gpu.name, gpu.name)
+    return resolve_specs(specs).match(gpu)
 
 
 def evaluate(
@@ -251,9 +260,14 @@ def evaluate(
 
     ``M``, ``K`` and ``N`` are scalars or arrays of integers from 1 to 2**31 - 1 (the
     int32 dimensions GEMM libraries take), broadcast together. ``specs`` is a spec-file
-    path, or None for the bundled database. A recipe the GPU lacks natively warns with
-    :class:`HypotheticalWarning`; one whose formats the GPU cannot compute raises
-    :class:`~roofline.errors.UnsupportedError`.
+    path, or None for the bundled database. A recipe the GPU lacks natively (no hardware
+    format, or no kernel in its platform's stack) warns with :class:`HypotheticalWarning`;
+    one that runs emulated (bf16 GEMMs on dequantized data) with :class:`EmulatedWarning`
+    (torchao's model times those GEMMs at the fp8 peak, the calibrated one at the bf16
+    rate); one whose formats the GPU cannot compute raises
+    :class:`~roofline.errors.UnsupportedError`. A device name that matches an entry only
+    by the entry's name (an unlisted variant, e.g. a laptop part) warns with
+    :class:`~roofline.specs.VariantFallbackWarning`.
 
     ``calibrated=True`` returns the same columns from the calibrated model
     (:mod:`roofline.calibration`): efficiencies measured per format and kernel kind and
@@ -261,10 +275,15 @@ def evaluate(
     """
     mode = Mode.parse(mode)
     recipe = get_recipe(recipe, mode)
-    spec = resolve_gpu(gpu, specs)
+    match = resolve_match(gpu, specs)
+    if match.warning is not None:  # an unlisted variant: its figures may differ
+        warnings.warn(match.warning, VariantFallbackWarning, stacklevel=2)
+    spec = match.gpu
     verdict = require(spec, recipe, mode)
     if verdict.support is Support.HYPOTHETICAL:
         warnings.warn(verdict.reason, HypotheticalWarning, stacklevel=2)
+    elif verdict.support is Support.EMULATED:
+        warnings.warn(verdict.reason, EmulatedWarning, stacklevel=2)
     calibration = calibration_of(spec, specs) if calibrated else None
     return evaluate_columns(spec, mode, recipe, M, K, N, fusion=fusion, calibration=calibration)
 

@@ -11,8 +11,10 @@ quote the same numbers:
 * the **break-even M** for K = N = kn: the smallest M from which the speedup stays >= 1,
   searched over :data:`BREAK_EVEN_M_GRID` (M = 16 ... 262144 in 1/16-octave steps) and
   interpolated linearly in log2 M between the two grid points around the crossing;
-* the **best recipe** at a shape: the fastest recipe the GPU runs *natively*, when its
-  speedup is > 1; otherwise stay in bf16 (:func:`best_of`, ties to the first recipe);
+* the **best recipe** at a shape: the fastest recipe the GPU runs *natively* (hardware
+  format and kernels: :func:`roofline.capability.classify`), when its speedup is > 1;
+  otherwise stay in bf16 (:func:`best_of`, ties to the first recipe). Emulated and
+  hypothetical recipes never compete;
 * the **ranking** of recipes by a speedup, fastest first (:func:`rank_order`).
 
 The rules themselves (:func:`break_even_from_curve`, :func:`aggregate_speedup`,
@@ -22,7 +24,7 @@ rules to its own arrays.
 
 Every evaluation goes through :func:`roofline.evaluate.evaluate_columns`, one vectorised
 call per GPU x mode x recipe. Recipes the GPU cannot compute (a missing peak) are
-skipped; hypothetical ones (computable, not native) are included and marked.
+skipped; emulated and hypothetical ones (computable, not native) are included and marked.
 
 Every function that evaluates takes ``calibrated=False``: torchao's model by default (what
 ``roofline diff`` compares), the calibrated model (:mod:`roofline.calibration`) with
@@ -222,7 +224,8 @@ def break_even_m(
 
 
 def native_recipes(gpu: GpuSpec, mode: Mode) -> list[Recipe]:
-    """Recipes of ``mode`` that ``gpu`` runs natively, in registry order."""
+    """Recipes of ``mode`` that ``gpu`` runs natively, in registry order: the only ones that
+    compete for "best" (not emulated ones, nor hypothetical ones)."""
     return [
         r
         for r in RECIPE_LIST
@@ -255,9 +258,9 @@ def best_recipe(
 ) -> tuple[str | None, float]:
     """The fastest native recipe at (M, K, N) and its speedup; (None, 1.0) = stay in bf16.
 
-    Only recipes the GPU runs natively compete (hypothetical ones never win). A recipe
-    whose block divisibility the shape breaks is skipped. ``calibrated=True``: by the
-    calibrated model.
+    Only recipes the GPU runs natively compete (emulated and hypothetical ones never
+    win). A recipe whose block divisibility the shape breaks is skipped.
+    ``calibrated=True``: by the calibrated model.
     """
     mode = Mode.parse(mode)
     calibration = calibration_for_gpu(gpu, calibrated, specs)
@@ -279,7 +282,7 @@ class RecipeGuidance:
 
     mode: Mode
     recipe: str
-    support: Support  # NATIVE or HYPOTHETICAL (impossible combinations are skipped)
+    support: Support  # NATIVE, EMULATED or HYPOTHETICAL (impossible ones are skipped)
     canonical_speedup: float
     llama_speedup: float
     break_even: dict[int, float | None]  # K = N -> M (None = never, -inf = always)

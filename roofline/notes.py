@@ -61,6 +61,18 @@ DEVIATIONS: tuple[Note, ...] = (
         "NVIDIA RTX Blackwell GPU architecture whitepaper, appendix A",
     ),
     Note(
+        "Vendor figures where torchao's differ",
+        "The bundled database carries the vendors' figures; torchao's stay in the parity "
+        "spec file (roofline/data/torchao018_specs.toml). GB200: 2.5 / 5 / 10 PFLOPS dense per "
+        "GPU from the GB200 NVL72 table divided by 72 (torchao uses HGX B200's 2.25 / 4.5 / "
+        "9). B300: 7.7 TB/s from the HGX B300 column (torchao: 8.0), GEMM efficiency 0.786 "
+        "from public measured matmul throughput (torchao: 0.82) and memory 0.873 (torchao's "
+        "measured 6.72 TB/s against 7.7). MI300X, MI325X, MI355X and A100: GEMM efficiency "
+        "from public measured matmul throughput (0.511, 0.600, 0.622, 0.869) instead of "
+        "H100's 0.78.",
+        "NVIDIA Blackwell and Blackwell Ultra datasheets; ml-engineering MAMF table",
+    ),
+    Note(
         "Entries without efficiencies default to H100's, flagged assumed",
         "Any spec entry lacking pct_achievable_gemm_tops / pct_achievable_mem_bw gets "
         "torchao's H100 measurement (0.78 / 0.92) and is labelled 'assumed' wherever shown, "

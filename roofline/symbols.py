@@ -21,21 +21,39 @@ DIM0, DIM1 = sympy.symbols("d_0 d_1", integer=True, positive=True)
 
 @dataclass(frozen=True)
 class HardwareSymbol:
-    """One hardware parameter: its sympy symbol, spec-file key and LaTeX name."""
+    """One hardware parameter: its sympy symbol, spec-file key and LaTeX name.
+
+    ``fallback`` names the spec key whose value stands in when a GPU's spec omits this
+    one (a per-path peak that equals the general one on most GPUs); "" for none.
+    """
 
     symbol: sympy.Symbol
     spec_key: str
     latex: str
     description: str
     unit: str
+    fallback: str = ""
 
 
-def _hw(name: str, spec_key: str, latex: str, description: str, unit: str) -> HardwareSymbol:
-    return HardwareSymbol(sympy.Symbol(name, positive=True), spec_key, latex, description, unit)
+def _hw(
+    name: str, spec_key: str, latex: str, description: str, unit: str, fallback: str = ""
+) -> HardwareSymbol:
+    symbol = sympy.Symbol(name, positive=True)
+    return HardwareSymbol(symbol, spec_key, latex, description, unit, fallback)
 
 
 PEAK_BF16 = _hw("P_bf16", "bf16_peak_tops", r"P_{\mathrm{bf16}}", "dense bf16 peak", "FLOP/s")
 PEAK_FP8 = _hw("P_fp8", "fp8_peak_tops", r"P_{\mathrm{fp8}}", "dense fp8 peak", "FLOP/s")
+# Block-scaled (MX) fp8 GEMMs run a different instruction from plain fp8 ones; GeForce
+# Blackwell runs it at twice the plain fp8 rate. Absent from a spec = the fp8 peak.
+PEAK_FP8_BLOCK = _hw(
+    "P_fp8blk",
+    "fp8_block_scaled_peak_tops",
+    r"P_{\mathrm{fp8,blk}}",
+    "dense block-scaled (MX) fp8 peak",
+    "FLOP/s",
+    fallback=PEAK_FP8.spec_key,
+)
 PEAK_FP4 = _hw("P_fp4", "fp4_peak_tops", r"P_{\mathrm{fp4}}", "dense fp4 peak", "FLOP/s")
 MEM_BW = _hw(
     "B_mem", "peak_mem_bw_bytes_sec", r"B_{\mathrm{mem}}", "peak memory bandwidth", "bytes/s"
@@ -65,6 +83,7 @@ T_LAUNCH = _hw(
 HARDWARE_SYMBOLS: tuple[HardwareSymbol, ...] = (
     PEAK_BF16,
     PEAK_FP8,
+    PEAK_FP8_BLOCK,
     PEAK_FP4,
     MEM_BW,
     ETA_GEMM,
@@ -95,7 +114,8 @@ ETA_GEMM_FP8_BLOCK = _hw(
     "eta_fp8blk",
     "gemm_efficiency.fp8_block",
     r"\eta_{\mathrm{fp8,blk}}",
-    "achieved fraction of the fp8 peak in large block-scaled (MX, 1x128) GEMMs",
+    "achieved fraction of the peak that runs large block-scaled fp8 GEMMs (the block-scaled "
+    "fp8 peak for MX, the fp8 peak for 1x128)",
     "1",
 )
 ETA_GEMM_FP4 = _hw(

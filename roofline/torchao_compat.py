@@ -2,13 +2,18 @@
 
 Code written against torchao runs unchanged: the same names and signatures, sympy
 expressions with the GPU's numbers substituted (as torchao returns them), torch dtypes
-or dtype names as strings. The numbers come from the recipe registry and the bundled
-spec database, whose "NVIDIA H100" entry is torchao's own.
+or dtype names as strings. The numbers come from the recipe registry and torchao 0.18's
+own GPU table (``roofline/data/torchao018_specs.toml``), so torchao's GPUs give torchao's
+numbers even where the bundled database carries corrected vendor figures (GB200, B300,
+the AMD parts); a GPU torchao lacks is looked up in the bundled database.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import sympy
@@ -16,8 +21,24 @@ import sympy
 from roofline.device import current_device_name, dtype_name
 from roofline.errors import RooflineError
 from roofline.formulas import bf16_activation_time, cast_kernel_time, gemm_time
-from roofline.recipes import BF16, FP4, FP8, FP32_BYTES, Format, Gemm, Mode, Role, get_recipe
-from roofline.specs import DEFAULT_LAUNCH_OVERHEAD_S, load_specs
+from roofline.recipes import (
+    BF16,
+    FP4,
+    FP8,
+    FP8_BLOCK,
+    FP32_BYTES,
+    Format,
+    Gemm,
+    Mode,
+    Role,
+    get_recipe,
+)
+from roofline.specs import (
+    DEFAULT_LAUNCH_OVERHEAD_S,
+    FALLBACK_KEYS,
+    VariantFallbackWarning,
+    load_specs,
+)
 from roofline.symbols import HARDWARE_SYMBOLS, T_LAUNCH, K, M, N
 
 # torchao's constants, read from the registry's formats.
@@ -29,9 +50,17 @@ BYTES_PER_EL_FLOAT32 = int(FP32_BYTES)
 BLOCKWISE_FP8_BLOCK_SIZE = get_recipe("blockwise").scaling.block_size
 KERNEL_LAUNCH_OVERHEAD_SEC = DEFAULT_LAUNCH_OVERHEAD_S
 
-#: torchao's table, from the bundled database (torchao key names).
+#: torchao 0.18's GPU table in this project's spec format (also the parity tests' table).
+TORCHAO_SPECS_PATH = Path(str(resources.files("roofline").joinpath("data/torchao018_specs.toml")))
+_TORCHAO_SPECS = load_specs(TORCHAO_SPECS_PATH)
+
+#: torchao's table (torchao key names), then the bundled GPUs torchao lacks.
 gpu_name_to_specs: dict[str, dict[str, float]] = {
-    name: spec.as_torchao_dict() for name, spec in load_specs().items()
+    name: spec.as_torchao_dict() for name, spec in _TORCHAO_SPECS.items()
+} | {
+    name: spec.as_torchao_dict()
+    for name, spec in load_specs().items()
+    if name not in _TORCHAO_SPECS
 }
 
 _DTYPES: dict[str, Format] = {
@@ -48,9 +77,17 @@ _DTYPES: dict[str, Format] = {
 
 
 def get_specs(gpu_name: str | None = None) -> dict[str, float]:
-    """The spec dict of ``gpu_name`` (the current CUDA device when None)."""
+    """The spec dict of ``gpu_name`` (the current CUDA device when None).
+
+    A device that matches an entry only by the entry's name (an unlisted variant) warns
+    with :class:`~roofline.specs.VariantFallbackWarning`; torchao would be silent."""
     name = current_device_name() if gpu_name is None else gpu_name
-    return load_specs().find(name).as_torchao_dict()
+    if name in _TORCHAO_SPECS:  # torchao's own entry: torchao's numbers
+        return _TORCHAO_SPECS[name].as_torchao_dict()
+    match = load_specs().match(name)
+    if match.warning is not None:
+        warnings.warn(match.warning, VariantFallbackWarning, stacklevel=2)
+    return match.gpu.as_torchao_dict()
 
 
 def _format(dtype: Any) -> Format:
@@ -63,6 +100,10 @@ def _format(dtype: Any) -> Format:
 
 def _numbers(specs: Mapping[str, float]) -> dict[sympy.Symbol, sympy.Float]:
     values = {**specs, T_LAUNCH.spec_key: KERNEL_LAUNCH_OVERHEAD_SEC}
+    # torchao's dicts have no per-path peaks: an absent one is the peak it falls back to.
+    for key, fallback in FALLBACK_KEYS.items():
+        if key not in values and fallback in values:
+            values[key] = values[fallback]
     return {
         hw.symbol: sympy.Float(values[hw.spec_key])
         for hw in HARDWARE_SYMBOLS
@@ -121,10 +162,20 @@ def get_individual_gemm_time_sympy(
     gpu_name: str | None = None,
 ) -> sympy.Expr:
     """One GEMM: max(compute, memory, launch floor), with MX/NV scale reads when named."""
-    fmt = _format(dtype)
+    fmt = _gemm_format(_format(dtype), mx_recipe_name)
     scale_block = _gemm_scale_block(mx_recipe_name)
     time = gemm_time(*(sympy.sympify(d) for d in (M, K, N)), fmt, scale_block).total
     return time.xreplace(_numbers(get_specs(gpu_name)))
+
+
+def _gemm_format(fmt: Format, recipe_name: str | None) -> Format:
+    """fp8 as the registry times it for ``recipe_name``: block-scaled for native MX fp8
+    recipes (their own peak, which falls back to the fp8 peak), plain otherwise."""
+    if fmt is not FP8 or recipe_name is None:
+        return fmt
+    recipe = get_recipe(recipe_name)
+    formats = {f for plan in recipe.plans.values() for f in plan.gemm_formats.values()}
+    return FP8_BLOCK if FP8_BLOCK in formats else fmt
 
 
 def _gemm_scale_block(recipe_name: str | None) -> int | None:

@@ -40,7 +40,14 @@ from roofline.formulas import MODEL_VERSION
 from roofline.jscode import calculator_script
 from roofline.recipes import RECIPE_LIST, Mode, Recipe, get_recipe
 from roofline.shapes import MAX_DIM, llama, pow2
-from roofline.specs import GPU_KEYS, LAUNCH_OVERHEAD_RANGE, GpuSpec, NumberRange, SpecDatabase
+from roofline.specs import (
+    FALLBACK_KEYS,
+    GPU_KEYS,
+    LAUNCH_OVERHEAD_RANGE,
+    GpuSpec,
+    NumberRange,
+    SpecDatabase,
+)
 from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS
 from site_gen import config, safe
 
@@ -96,6 +103,15 @@ def _capabilities(gpu: GpuSpec) -> dict[str, Any]:
     return out
 
 
+def _without(key: str) -> dict[str, None]:
+    """Fields to clear so a GPU lacks ``key``: the key and every key it falls back to."""
+    cleared = {}
+    while key:
+        cleared[key] = None
+        key = FALLBACK_KEYS.get(key, "")
+    return cleared
+
+
 def _missing_templates() -> dict[str, dict[str, str]]:
     """mode/recipe -> spec key -> the impossible message, with ``{gpu}`` for the name."""
     probe = GpuSpec(_GPU, 1.0, 1.0, 1.0, 1.0, fp8_peak_tops=1.0, fp4_peak_tops=1.0)
@@ -104,7 +120,7 @@ def _missing_templates() -> dict[str, dict[str, str]]:
         for mode in recipe.modes:
             messages = {}
             for key in _needs(recipe, mode):
-                verdict = classify(dataclasses.replace(probe, **{key: None}), recipe, mode)
+                verdict = classify(dataclasses.replace(probe, **_without(key)), recipe, mode)
                 messages[key] = _template(verdict.reason, **{_GPU: "gpu"})
             out[f"{mode.value}/{recipe.name}"] = messages
     return out
@@ -197,14 +213,16 @@ def _finite(value: float | None) -> float | None:
 
 
 def _gpu_data(gpu: GpuSpec, specs: SpecDatabase) -> dict[str, Any]:
-    """One GPU's figures: spec values (``hw``), calibration parameters (``cal``, keyed like
+    """One GPU's figures: spec values as given (``hw``; an absent per-path peak is null,
+    and the page fills it from its fallback key after applying overrides, as
+    :meth:`GpuSpec.value` does), calibration parameters (``cal``, keyed like
     :data:`CALIBRATION_SYMBOLS`) and which of those are assumed, and its capabilities."""
     calibration = calibration_of(gpu, specs)
     numbers = calibration.numbers()
     return {
         "name": gpu.name,
         "slug": config.slug(gpu.name),
-        "hw": {hw.spec_key: gpu.value(hw.spec_key) for hw in HARDWARE_SYMBOLS},
+        "hw": {hw.spec_key: gpu.given(hw.spec_key) for hw in HARDWARE_SYMBOLS},
         "cal": {p.spec_key: numbers[p.spec_key] for p in CALIBRATION_SYMBOLS},
         "cal_assumed": list(calibration.assumed()),
         "capability": _capabilities(gpu),
@@ -228,6 +246,7 @@ def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
                 "scale": DISPLAY_UNITS[hw.unit][1],
                 "si_unit": "" if hw.unit == "1" else hw.unit,
                 "range": _range_data(hw.spec_key),
+                "fallback": hw.fallback or None,
             }
             for hw in HARDWARE_SYMBOLS
         ],

@@ -1,8 +1,8 @@
 """The charts of the site: what each one plots, as :class:`PlotJob` records (drawn later).
 
 A page asks for its charts here; :func:`dedupe` then draws each distinct chart once
-(charts are content-addressed by :func:`chart_key`: mxfp8_cublas and mxfp8_emulated share
-every formula, so their charts are one drawing written to both paths).
+(charts are content-addressed by :func:`chart_key`: recipes whose formulas coincide, such as
+mxfp8_cublas and mxfp8_cublas_rceil, share one drawing written to both paths).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import sympy
 
+from roofline.capability import Support
 from roofline.formulas import Quantity, build_model, gemm_time
 from roofline.recipes import FORMATS, Mode, Recipe
 from roofline.shapes import LLAMA_M, llama
@@ -197,7 +198,10 @@ def compare_chart(recipe: Recipe, mode: Mode, results: list[RecipeResult]) -> Pl
     """A recipe page's chart: its speedup vs M on every GPU that can compute it (of the
     results' model: the recipe page passes calibrated ones)."""
     kn = config.CANONICAL_KN
-    series = [(r.gpu.name, r.native, r.curves[kn]) for r in results if r.computable]
+    # Emulated recipes run (solid lines), labelled so; hypothetical ones are dashed.
+    series = [(f"{r.gpu.name} (emulated)" if r.capability.support is Support.EMULATED
+               else r.gpu.name, r.native or r.capability.support is Support.EMULATED,
+               r.curves[kn]) for r in results if r.computable]  # fmt: skip
     if not series:
         return None
     # The model on a line of its own: with a long recipe name one line runs too wide.

@@ -45,6 +45,7 @@ def rel(target: str, page: str) -> str:
 
 SUPPORT_BADGE = {
     Support.NATIVE: "native",
+    Support.EMULATED: "emulated‡",
     Support.HYPOTHETICAL: "hypothetical†",
     Support.IMPOSSIBLE: "not computable",
 }

@@ -16,7 +16,7 @@ from roofline.formulas import (
     gemm_time,
 )
 from roofline.latex import symbolic
-from roofline.recipes import BF16, FP8, RECIPE_LIST, Mode, Role, get_recipe
+from roofline.recipes import BF16, FP8, FP8_BLOCK, RECIPE_LIST, Mode, Role, get_recipe
 from roofline.specs import GpuSpec
 from roofline.symbols import K, M, N
 from site_gen import config
@@ -126,7 +126,7 @@ def methodology_formulas() -> dict[str, Formula]:
     """The building blocks of the model, for the methodology page."""
     bf16 = gemm_time(M, K, N, BF16, None)
     fp8 = gemm_time(M, K, N, FP8, None)
-    mx = gemm_time(M, K, N, FP8, 32)
+    mx = gemm_time(M, K, N, FP8_BLOCK, 32)  # MX fp8 GEMMs run at the block-scaled peak
     kernel = get_recipe("rowwise", Mode.INFERENCE).plan(Mode.INFERENCE).kernels_for(Role.INPUT)[0]
     items = {
         "gemm-compute": (

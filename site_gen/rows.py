@@ -89,6 +89,8 @@ def matrix_cell(result: RecipeResult, value: float | None, page: str, best: bool
     text = safe.concat(units.speedup(value))
     if support is Support.HYPOTHETICAL:
         text = safe.concat(safe.emphasis(text), "†")
+    elif support is Support.EMULATED:  # runs, as bf16 GEMMs: marked, not italic
+        text = safe.concat(text, "‡")
     if best:
         text = safe.strong(text)
     return safe.link(text, link)

@@ -6,10 +6,11 @@ sympy from the recipe registry. Each table is built with its export name.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from roofline import units
-from roofline.capability import Support, matrix
-from roofline.recipes import FORMATS, RECIPE_LIST, Mode, Recipe
-from roofline.specs import GPU_KEYS, TOP_KEYS, GpuSpec, SpecDatabase
+from roofline.recipes import FORMATS, FP8_BLOCK, RECIPE_LIST, Mode, Recipe
+from roofline.specs import GPU_KEYS, TOP_KEYS, GpuSpec
 from roofline.symbols import HARDWARE_SYMBOLS
 from site_gen import safe
 from site_gen.context import Table, gpu_page, recipe_page, rel
@@ -17,8 +18,71 @@ from site_gen.formulas import latex_of
 
 
 def basis(gpu: GpuSpec) -> str:
-    """Where the GPU's efficiencies come from ("assumed" when copied from H100's)."""
-    return "assumed" if gpu.efficiency_assumed else gpu.efficiency_basis
+    """Where the GPU's efficiencies come from: "assumed" when both are, the basis when
+    both share it, else each fraction's first word ("GEMM measured, memory assumed")."""
+    if gpu.gemm_efficiency_assumed and gpu.mem_efficiency_assumed:
+        return "assumed"
+    if gpu.gemm_basis == gpu.mem_basis:
+        return gpu.gemm_basis
+    return f"GEMM {_word(gpu.gemm_basis)}, memory {_word(gpu.mem_basis)}"
+
+
+def _word(basis_text: str) -> str:
+    """The basis's first word: "measured" of "measured: torchao, H100 SXM"."""
+    return basis_text.split(":")[0].strip()
+
+
+@dataclass(frozen=True)
+class EfficiencyBasis:
+    """One efficiency fraction of torchao's model and how it was obtained."""
+
+    label: str  # "GEMM fraction", as a list item starts
+    name: str  # "GEMM efficiency", as a row or a title names it
+    key: str  # its spec key
+    value: str  # formatted
+    basis: str  # the text of its basis
+    basis_key: str  # the key that states it (absent from a file: efficiency_basis stands in)
+    assumed: bool
+
+
+def efficiency_bases(gpu: GpuSpec) -> tuple[EfficiencyBasis, EfficiencyBasis]:
+    """The GEMM and memory fractions, each with its own basis (``gemm_efficiency_basis``,
+    ``mem_efficiency_basis``, falling back to ``efficiency_basis``)."""
+    return (
+        EfficiencyBasis("GEMM fraction", "GEMM efficiency", "pct_achievable_gemm_tops",
+                        units.fraction(gpu.pct_achievable_gemm_tops), gpu.gemm_basis,
+                        "gemm_efficiency_basis", gpu.gemm_efficiency_assumed),
+        EfficiencyBasis("Memory-bandwidth fraction", "memory efficiency", "pct_achievable_mem_bw",
+                        units.fraction(gpu.pct_achievable_mem_bw), gpu.mem_basis,
+                        "mem_efficiency_basis", gpu.mem_efficiency_assumed),
+    )  # fmt: skip
+
+
+def assumed_title(gpu: GpuSpec) -> str:
+    """The title of a GPU page's box on assumed efficiencies of torchao's model ("" when
+    both were measured): which of the two is assumed."""
+    assumed = [e.name for e in efficiency_bases(gpu) if e.assumed]
+    if not assumed:
+        return ""
+    what = "Efficiencies" if len(assumed) > 1 else assumed[0][0].upper() + assumed[0][1:]
+    return f"{what} assumed (torchao's model)"
+
+
+def block_peak_text(gpu: GpuSpec) -> str:
+    """The block-scaled fp8 peak as given, or what stands in for it when absent."""
+    given = gpu.fp8_block_scaled_peak_tops
+    if given is not None:
+        return units.tflops_with_unit(given)
+    if gpu.fp8_peak_tops is None:
+        return units.MISSING
+    return f"{units.tflops_with_unit(gpu.fp8_peak_tops)} (not given: the fp8 peak)"
+
+
+def platform_text(gpu: GpuSpec) -> str:
+    """The software platform, and whether it was given or derived from the vendor."""
+    if gpu.platform is None:
+        return "unknown"
+    return gpu.platform if gpu.platform_given else f"{gpu.platform} (from the vendor)"
 
 
 def native_formats(gpu: GpuSpec) -> str:
@@ -31,6 +95,8 @@ def spec_table(gpu: GpuSpec) -> Table:
     rows = (
         ("dense bf16 peak", "bf16_peak_tops", units.tflops_with_unit(gpu.bf16_peak_tops)),
         ("dense fp8 peak", "fp8_peak_tops", units.tflops_with_unit(gpu.fp8_peak_tops)),
+        ("dense block-scaled fp8 peak (MX)", "fp8_block_scaled_peak_tops",
+         block_peak_text(gpu)),
         ("dense fp4 peak", "fp4_peak_tops", units.tflops_with_unit(gpu.fp4_peak_tops)),
         ("peak memory bandwidth", "peak_mem_bw_bytes_sec",
          units.format_value(gpu.peak_mem_bw_bytes_sec, "bytes/s")),
@@ -40,10 +106,13 @@ def spec_table(gpu: GpuSpec) -> Table:
          units.fraction(gpu.pct_achievable_mem_bw)),
         ("kernel launch floor", "kernel_launch_overhead_s",
          units.microseconds(gpu.kernel_launch_overhead_s)),
-        ("efficiency basis", "efficiency_basis", gpu.efficiency_basis),
+        *((f"{e.name} basis", e.basis_key, e.basis) for e in efficiency_bases(gpu)),
         ("peak basis", "peak_basis", gpu.peak_basis),
         ("accumulate dtype", "accumulate_dtype", gpu.accumulate_dtype),
         ("native formats", "native_formats", native_formats(gpu)),
+        ("software platform", "platform", platform_text(gpu)),
+        *((f"software gap: {recipe}", "software_gaps", reason)
+          for recipe, reason in gpu.software_gaps.items()),
     )  # fmt: skip
     table = Table(("figure", "spec key", "value"), name="spec-rows")
     for label, key, value in rows:
@@ -59,14 +128,17 @@ def ridge_table(gpu: GpuSpec) -> Table:
     header = ("format", "peak (TFLOP/s)", "ridge at peak (FLOP/byte)",
               "ridge at achievable (FLOP/byte)")  # fmt: skip
     table = Table(header, name="ridge")
-    for fmt in FORMATS.values():
+    # The block-scaled path gets a row only where its peak differs (is given).
+    block = [FP8_BLOCK] if gpu.fp8_block_scaled_peak_tops is not None else []
+    for fmt in (*FORMATS.values(), *block):
         key = fmt.peak.spec_key
         peak, ridge = gpu.value(key), gpu.ridge_point_flop_per_byte(key)
+        name = f"{fmt.name} block-scaled (MX)" if fmt is FP8_BLOCK else fmt.name
         if peak is None or ridge is None:
-            table.rows.append((fmt.name, "not supported", "—", "—"))
+            table.rows.append((name, "not supported", "—", "—"))
             continue
         achievable = ridge * gpu.pct_achievable_gemm_tops / gpu.pct_achievable_mem_bw
-        table.rows.append((fmt.name, units.tflops(peak), units.flop_per_byte(ridge),
+        table.rows.append((name, units.tflops(peak), units.flop_per_byte(ridge),
                            units.flop_per_byte(achievable)))  # fmt: skip
     return table
 
@@ -88,15 +160,16 @@ def gpus_table(gpus: list[GpuSpec], page: str) -> Table:
 
 def side_by_side_table(gpus: list[GpuSpec], page: str) -> Table:
     """Every GPU's figures in one table (the Specs page)."""
-    header = ("GPU", "bf16", "fp8", "fp4", "TB/s", "η GEMM", "η mem", "basis", "native formats",
-              "bf16 ridge (FLOP/B)")  # fmt: skip
+    header = ("GPU", "bf16", "fp8", "fp8 MX", "fp4", "TB/s", "η GEMM", "η mem", "basis",
+              "native formats", "bf16 ridge (FLOP/B)")  # fmt: skip
     table = Table(header, name="side")
     for gpu in gpus:
         ridge = gpu.ridge_point_flop_per_byte("bf16_peak_tops") or 0.0
         table.rows.append((
             safe.link(gpu.name, rel(gpu_page(gpu), page)), units.tflops(gpu.bf16_peak_tops),
-            units.tflops(gpu.fp8_peak_tops), units.tflops(gpu.fp4_peak_tops),
-            units.tb_per_s(gpu.peak_mem_bw_bytes_sec),
+            units.tflops(gpu.fp8_peak_tops),
+            units.tflops(gpu.value("fp8_block_scaled_peak_tops")),
+            units.tflops(gpu.fp4_peak_tops), units.tb_per_s(gpu.peak_mem_bw_bytes_sec),
             units.fraction(gpu.pct_achievable_gemm_tops),
             units.fraction(gpu.pct_achievable_mem_bw), basis(gpu), native_formats(gpu),
             units.flop_per_byte(ridge),
@@ -104,28 +177,12 @@ def side_by_side_table(gpus: list[GpuSpec], page: str) -> Table:
     return table
 
 
-SUPPORT_SYMBOL = {
-    Support.NATIVE: "✓ native",
-    Support.HYPOTHETICAL: "~ hypothetical",
-    Support.IMPOSSIBLE: "✗",
-}
-
-
-def capability_table(specs: SpecDatabase, page: str) -> Table:
-    """GPU x recipe support (native, hypothetical, impossible)."""
-    caps = matrix(specs)
-    table = Table(("GPU", *(safe.breakable(r.name) for r in RECIPE_LIST)), name="cap-table")
-    for gpu in specs.values():
-        support = (SUPPORT_SYMBOL[caps[gpu.name][r.name].support] for r in RECIPE_LIST)
-        table.rows.append((safe.link(gpu.name, rel(gpu_page(gpu), page)), *support))
-    return table
-
-
 def gpu_keys_table() -> Table:
     """The keys of a spec file's ``[[gpu]]`` tables."""
     table = Table(("key", "type", "required", "description"), name="keys")
     for key, spec in GPU_KEYS.items():
-        choices = f" (one of: {', '.join(spec.choices)})" if spec.choices else ""
+        listed = "keys from" if spec.kind == "table" else "one of"
+        choices = f" ({listed}: {', '.join(spec.choices)})" if spec.choices else ""
         required = "yes" if spec.required else "no"
         table.rows.append((safe.code(key), spec.kind, required, spec.description + choices))
     return table

@@ -18,7 +18,7 @@ from roofline.calibration.data import load_calibration
 from roofline.calibration.params import Basis, calibration_for
 from roofline.errors import DataFileError
 from roofline.evaluate import calibration_of, evaluate_terms
-from roofline.formulas import build_model
+from roofline.formulas import Quantity, build_model
 from roofline.measurements import SetRole, load_measurements
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, SHAPE_SYMBOLS
@@ -248,6 +248,27 @@ def test_default_evaluation_is_torchaos_model():
     assert not np.allclose(
         default["r_fp8_gemm_and_ovhd_spdp"], calibrated["r_fp8_gemm_and_ovhd_spdp"]
     )
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_emulated_gemms_are_timed_as_the_bf16_gemms_that_run(mode):
+    # mxfp8_emulated dequantizes and calls a bf16 GEMM: the calibrated model times each of
+    # its low-precision GEMMs exactly as the bf16 baseline's, while torchao's model keeps
+    # timing them at the fp8 peak (parity), as fast as mxfp8_cublas's at plain fp8 rates.
+    gpu = SPECS["NVIDIA H100 SXM"]
+    params = calibration_of(gpu)
+    shape = (8192, 4096, 4096)
+    terms = evaluate_terms(gpu, mode, "mxfp8_emulated", *shape, calibration=params)
+    model = build_model(mode, "mxfp8_emulated", False, calibrated=True)
+    gemms = [t for t in model.terms if t.gemm is not None]
+    bf16 = sorted(float(terms[t.key]) for t in gemms if t.quantity is Quantity.BF16_GEMM)
+    lowp = sorted(float(terms[t.key]) for t in gemms if t.quantity is Quantity.LOWP_GEMM)
+    assert bf16 and lowp == pytest.approx(bf16, rel=1e-12)
+    calibrated = evaluate(gpu, mode, "mxfp8_emulated", *shape, calibrated=True)
+    assert calibrated["r_fp8_gemm_s"] == pytest.approx(calibrated["r_bf16_gemm_s"], rel=1e-12)
+    assert calibrated["r_fp8_gemm_and_ovhd_spdp"] < 1  # the casts come on top: slower than bf16
+    torchao = evaluate(gpu, mode, "mxfp8_emulated", *shape)
+    assert torchao["r_fp8_gemm_s"] < 0.6 * torchao["r_bf16_gemm_s"]  # at the fp8 peak
 
 
 dims = st.integers(min_value=1, max_value=2**20).map(lambda d: d * 128)

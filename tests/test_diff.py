@@ -12,6 +12,7 @@ import pytest
 
 from roofline.cli import BUNDLED_SPEC_PATH, main
 from roofline.diff import NO_CHANGES, diff_specs, from_json, to_json, to_markdown
+from roofline.formulas import MODEL_VERSION
 from roofline.history import spec_history
 from roofline.specs import load_specs
 
@@ -66,7 +67,7 @@ def test_speedup_deltas_sorted_and_new_gpu_marked(result):
     new = [r for r in result.speedups if r.gpu == "Test GPU X"]
     assert new and all(r.new_gpu and r.old is None and r.new > 0 for r in new)
     assert {r.shape for r in new} == {"canonical", "llama"}
-    assert {r.new_support for r in new} == {"native", "hypothetical"}
+    assert {r.new_support for r in new} == {"native", "emulated", "hypothetical"}
     assert result.speedups.index(new[0]) > result.speedups.index(moved[-1])
 
 
@@ -91,7 +92,7 @@ def test_markdown_report(result):
     assert "## Speedup deltas" in md and "## Recommendation flips" in md
     assert "## Break-even shifts" in md and "never (≤ 262,144)" in md
     assert "new GPU; native" in md
-    assert "torchao-0.18/r1" in md
+    assert MODEL_VERSION in md
 
 
 def test_identical_inputs_say_no_changes(pair):

@@ -7,7 +7,7 @@ import sympy
 from roofline import load_specs
 from roofline.formulas import MODEL_VERSION, Quantity, build_model, gemm_time
 from roofline.latex import format_number_latex, instantiated, symbolic
-from roofline.recipes import BF16, FP8
+from roofline.recipes import BF16, FP8_BLOCK
 from roofline.symbols import HARDWARE_SYMBOLS, K, M, N
 
 
@@ -21,8 +21,24 @@ def test_bf16_gemm_latex_reads_like_a_paper():
 
 
 def test_mx_gemm_latex_shows_the_floored_scale_reads():
-    expr = gemm_time(M, K, N, FP8, 32).total
+    expr = gemm_time(M, K, N, FP8_BLOCK, 32).total
     assert r"\left\lfloor{\frac{K M}{32} + \frac{K N}{32}}\right\rfloor" in symbolic(expr)
+
+
+def test_mx_gemm_latex_uses_the_block_scaled_peak():
+    mx = symbolic(build_model("training", "mxfp8_cublas").total(Quantity.LOWP_GEMM))
+    assert r"P_{\mathrm{fp8,blk}} \eta_{\mathrm{gemm}}" in mx and r"P_{\mathrm{fp8}}" not in mx
+    tensorwise = symbolic(build_model("training", "tensorwise").total(Quantity.LOWP_GEMM))
+    assert r"P_{\mathrm{fp8}} \eta_{\mathrm{gemm}}" in tensorwise and "blk" not in tensorwise
+    # The emulated recipe's GEMMs are not block-scaled hardware GEMMs: torchao's fp8 peak.
+    emulated = symbolic(build_model("training", "mxfp8_emulated").total(Quantity.LOWP_GEMM))
+    assert "blk" not in emulated
+
+
+def test_mx_gemm_instantiates_with_the_fallback_peak():
+    gpu = load_specs()["NVIDIA H100"]  # no block-scaled peak: the fp8 peak stands in
+    expr = build_model("inference", "mxfp8_cublas").total(Quantity.LOWP_GEMM)
+    assert r"1.979 \cdot 10^{15}" in instantiated(expr, gpu)
 
 
 def test_structured_speedup():
@@ -81,6 +97,7 @@ def test_fusion_lowers_training_overhead():
 
 def test_model_version_is_a_string():
     assert isinstance(MODEL_VERSION, str) and MODEL_VERSION
+    assert MODEL_VERSION == "torchao-0.18/r2"  # r2: MX fp8 GEMMs at the block-scaled peak
 
 
 def test_inference_without_fusion_has_no_bf16_overhead():

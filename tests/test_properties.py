@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -93,4 +92,5 @@ def test_cases_cover_every_recipe_and_mode():
     covered = {(recipe, mode) for _, recipe, mode in CASES}
     expected = {(r.name, m) for r in RECIPE_LIST for m in r.modes}
     assert covered == expected
-    assert len(np.unique([g.name for g, _, _ in CASES])) == len(SPECS) - 1  # A100: no fp8
+    with_fp8 = {g.name for g in SPECS.values() if g.fp8_peak_tops is not None}
+    assert with_fp8 <= {g.name for g, _, _ in CASES}  # every GPU with fp8 is exercised

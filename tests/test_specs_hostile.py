@@ -447,9 +447,12 @@ def _agreement(document: dict[str, Any], top: dict[str, Any]) -> tuple[bool, boo
 @pytest.mark.parametrize("key", NUMBER_KEYS)
 def test_lint_and_schema_agree_on_every_number_key(key):
     bounds = GPU_KEYS[key].range
+    needed = {k: 1e15 for k in GPU_KEYS[key].requires}  # keys it needs beside it (peaks)
     for value in _probes(bounds):
-        lint, schema = _agreement(gpu(**{key: value}), {})
+        lint, schema = _agreement(gpu(**needed, **{key: value}), {})
         assert lint == schema == bounds.contains(value), (key, value, lint, schema)
+        if needed:  # without them, both refuse
+            assert _agreement(gpu(**{key: value}), {}) == (False, False), (key, value)
 
 
 def test_lint_and_schema_agree_on_launch_overhead_and_measured_values():

@@ -13,7 +13,8 @@ the blockwise training benchmark) do it: build a sympy expression in the symbols
   loaded by path with importlib.
 * ``torchao018``: ``torchao.testing.training.roofline_utils`` from the installed torchao 0.18.
 
-Files written (all under ``tests/data/``):
+Files written (under ``tests/data/``; torchao's table under ``roofline/data/``, where
+``roofline.torchao_compat`` reads it):
 
 * ``seed_specs.toml``, ``torchao018_specs.toml``: each reference's GPU table in the
   project's TOML spec format (only entries that have every key).
@@ -55,6 +56,7 @@ import torch
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SEED_PATH = (REPO_ROOT / ".." / "shared" / "reference" / "seed_model.py").resolve()
 DATA_DIR = REPO_ROOT / "tests" / "data"
+TORCHAO_SPECS_PATH = REPO_ROOT / "roofline" / "data" / "torchao018_specs.toml"
 
 RNG_SEED = 20251129
 N_RANDOM_SHAPES = 18
@@ -438,7 +440,10 @@ def main() -> None:
     }
     for source, ref in refs.items():
         table = ref.gpu_name_to_specs
-        (DATA_DIR / f"{source}_specs.toml").write_text(specs_toml(table, source))
+        specs_file = (
+            TORCHAO_SPECS_PATH if source == "torchao018" else DATA_DIR / f"{source}_specs.toml"
+        )
+        specs_file.write_text(specs_toml(table, source))
         cases, skipped = build_cases(source, list(complete_specs(table)), pool)
         path = DATA_DIR / f"parity_{source}.json"
         path.write_text(dump_cases(cases))
@@ -447,7 +452,11 @@ def main() -> None:
         for case in cases:
             counts[case["mode"]] = counts.get(case["mode"], 0) + 1
         meta["sources"][source] = {
-            "specs_file": f"tests/data/{source}_specs.toml",
+            "specs_file": (
+                "roofline/data/torchao018_specs.toml"
+                if source == "torchao018"
+                else f"tests/data/{source}_specs.toml"
+            ),
             "cases_file": f"tests/data/parity_{source}.json",
             "gpus": list(complete_specs(table)),
             "gpus_dropped_incomplete": [g for g in table if g not in complete_specs(table)],

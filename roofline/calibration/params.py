@@ -160,8 +160,8 @@ class _Resolver:
 
     def _spec_fallback(self, gpu: GpuSpec) -> ParameterValue:
         measured = [v["bf16"] for v in self._direct_gemm.values() if "bf16" in v]
-        basis = Basis.ASSUMED if gpu.efficiency_assumed else Basis.MEASURED
-        source = f"spec database pct_achievable_gemm_tops ({gpu.efficiency_basis})"
+        basis = Basis.ASSUMED if gpu.gemm_efficiency_assumed else Basis.MEASURED
+        source = f"spec database pct_achievable_gemm_tops ({gpu.gemm_basis})"
         if gpu.efficiency_reference:
             source += f": {gpu.efficiency_reference}"
         low = min(measured, default=None) if basis is Basis.ASSUMED else None

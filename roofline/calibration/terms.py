@@ -8,6 +8,10 @@ report can show both; only each term's time expression differs:
   ``eta_fmt`` the efficiency of its operand format and scaling path (bf16, per-tensor or
   per-row fp8, block-scaled fp8, fp4). The fixed latency makes the achieved fraction fall
   at small shapes: ``FLOPs / (FLOPs + t_gemm eta_fmt P_fmt)`` of ``eta_fmt``;
+* an emulated recipe's low-precision GEMMs (``Recipe.emulated``: bf16 GEMMs on dequantized
+  operands, torchao's ``KernelPreference.EMULATED``) are timed as the bf16 GEMMs that run,
+  at the bf16 peak, efficiency and operand bytes; torchao's model keeps timing them at the
+  fp8 peak (parity). The dequantize kernels themselves are not modelled;
 * a cast kernel takes ``n_launch t_cast + bytes / (eta_kind B)``, with ``eta_kind`` the
   measured fraction of peak bandwidth of its memory pattern (row, column, tile, reduce);
   a kernel that fusion modelling removes entirely (an amax read fused into the producer)
@@ -69,9 +73,16 @@ KIND_EFFICIENCY: dict[CastKind, HardwareSymbol] = {
 _BLOCK_SCALED = frozenset({Family.MX, Family.BLOCKWISE})
 
 
+def executed_format(fmt: Format, recipe: Recipe) -> Format:
+    """The format a GEMM of ``recipe`` planned in ``fmt`` runs in: bf16 when the recipe
+    emulates its low-precision GEMMs (dequantize, then a bf16 GEMM), else ``fmt``."""
+    return BF16 if recipe.emulated else fmt
+
+
 def gemm_efficiency(fmt: Format, recipe: Recipe) -> HardwareSymbol:
-    """The efficiency symbol of a GEMM in ``fmt`` for ``recipe`` (bf16 for the baseline)."""
-    if fmt is BF16:
+    """The efficiency symbol of a GEMM in ``fmt`` for ``recipe`` (bf16 for the baseline and
+    for an emulated recipe's GEMMs, which run in bf16)."""
+    if executed_format(fmt, recipe) is BF16:
         return ETA_GEMM_BF16
     if fmt is FP4:
         return ETA_GEMM_FP4
@@ -87,7 +98,9 @@ def streaming_time(bytes_moved: sympy.Expr) -> sympy.Expr:
 def calibrated_gemm_time(
     m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, recipe: Recipe
 ) -> GemmTime:
-    """t_gemm + max(compute, memory) of an m x k @ k x n GEMM in ``fmt`` (bf16 output)."""
+    """t_gemm + max(compute, memory) of an m x k @ k x n GEMM in ``fmt`` (bf16 output); an
+    emulated recipe's GEMM is the bf16 GEMM it runs (:func:`executed_format`)."""
+    fmt = executed_format(fmt, recipe)
     flops = 2 * m * k * n
     compute = flops / (gemm_efficiency(fmt, recipe).symbol * fmt.peak.symbol)
     operand_elements = m * k + k * n

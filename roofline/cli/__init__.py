@@ -125,6 +125,13 @@ def build_parser() -> argparse.ArgumentParser:
         p = sp_sub.add_parser(action, help=text)
         p.add_argument("file", nargs="?", help="spec file (default: bundled database)")
         p.set_defaults(func=func)
+        if action == "list":
+            p.add_argument(
+                "--format",
+                choices=("text", "json"),
+                default="text",
+                help="text (a matrix of marks) or json (each capability with its reason)",
+            )
 
     show = sp_sub.add_parser("show", help="one GPU's figures with sources and efficiency basis")
     show.add_argument("gpu", help="GPU name or device name")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from roofline import capability as cap
 from roofline import cite, latex
+from roofline.cli import capabilities
 from roofline.cli.calibrated import (
     check_calibrated_args,
     gpu_calibration,
@@ -16,9 +17,9 @@ from roofline.cli.calibrated import (
     print_calibration,
 )
 from roofline.cli.output import output, output_path
-from roofline.cli.rows import gpu_name
-from roofline.errors import RooflineError
-from roofline.evaluate import resolve_gpu, resolve_specs
+from roofline.cli.rows import gpu_match, note_capability, warn_fallback
+from roofline.errors import RooflineError, printable
+from roofline.evaluate import resolve_specs
 from roofline.formulas import Quantity, build_model
 from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.specs import json_schema, load_specs
@@ -57,10 +58,11 @@ def cmd_latex(args: argparse.Namespace) -> int:
             "--cite with --fusion needs --symbolic: the site shows a GPU's instantiated "
             "formulas without fusion modelling only"
         )
-    gpu = resolve_gpu(gpu_name(args), args.specs)
+    match = gpu_match(args)
+    gpu = match.gpu
     verdict = cap.require(gpu, recipe, mode)
-    if verdict.support is cap.Support.HYPOTHETICAL:
-        print(f"warning: {verdict.reason}", file=sys.stderr)
+    warn_fallback(match)
+    note_capability(verdict)
     if args.cite:  # the GPU x recipe page's snippet, byte for byte
         sys.stdout.write(cite.instantiated_total(gpu, mode, recipe.name, quantity).snippet)
         return 0
@@ -75,31 +77,38 @@ def _fmt_peak(value: float | None) -> str:
     return "-" if value is None else f"{value / 1e12:,.0f}"
 
 
+def _basis_word(assumed: bool) -> str:
+    return "assumed" if assumed else "measured"
+
+
 def cmd_specs_list(args: argparse.Namespace) -> int:
-    """``roofline specs list``: each GPU's figures, then the capability matrix."""
+    """``roofline specs list``: each GPU's figures, then the capability matrix (``--format
+    json``: both, with each capability's reason)."""
     specs = load_specs(args.file)
+    if args.format == "json":
+        print(json.dumps(capabilities.specs_json(specs), indent=2))
+        for warning in specs.warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        return 0
     print(f"{len(specs)} GPUs in {specs.origin}\n")
+    width = max(len("GPU"), *(len(name) for name in specs))
     header = (
-        f"{'GPU':28} {'bf16':>7} {'fp8':>7} {'fp4':>7} {'TB/s':>6} {'eta_gemm':>8} {'eta_mem':>7}"
+        f"{'GPU':{width}} {'bf16':>7} {'fp8':>7} {'fp4':>7} {'TB/s':>6} {'eta_gemm':>8} "
+        f"{'eta_mem':>7}"
     )
-    print(header + "  efficiencies")
+    print(header + "  efficiencies (GEMM, memory)")
     for gpu in specs.values():
         print(
-            f"{gpu.name:28} {_fmt_peak(gpu.bf16_peak_tops):>7} {_fmt_peak(gpu.fp8_peak_tops):>7} "
-            f"{_fmt_peak(gpu.fp4_peak_tops):>7} {gpu.peak_mem_bw_bytes_sec / 1e12:>6.3g} "
+            f"{printable(gpu.name):{width}} {_fmt_peak(gpu.bf16_peak_tops):>7} "
+            f"{_fmt_peak(gpu.fp8_peak_tops):>7} {_fmt_peak(gpu.fp4_peak_tops):>7} "
+            f"{gpu.peak_mem_bw_bytes_sec / 1e12:>6.3g} "
             f"{gpu.pct_achievable_gemm_tops:>8} {gpu.pct_achievable_mem_bw:>7}  "
-            f"{'assumed' if gpu.efficiency_assumed else gpu.efficiency_basis}"
+            f"{_basis_word(gpu.gemm_efficiency_assumed)}, {_basis_word(gpu.mem_efficiency_assumed)}"
         )
-    print("\n(peaks in dense TFLOP/s)\n\nCapability: N = native, h = hypothetical, - = impossible")
-    marks = {cap.Support.NATIVE: "N", cap.Support.HYPOTHETICAL: "h", cap.Support.IMPOSSIBLE: "-"}
-    table = cap.matrix(specs)
-    width = max(len(r.name) for r in RECIPE_LIST)
-    names = list(specs)
-    for i, name in enumerate(names):
-        print(" " * (width + 2) + "| " * i + name)
-    for recipe in RECIPE_LIST:
-        row = " ".join(marks[table[g][recipe.name].support] for g in names)
-        print(f"{recipe.name:>{width}}  {row}")
+    print("\n(peaks in dense TFLOP/s)\n")
+    print(capabilities.legend())
+    print("  reasons: roofline specs show GPU, or roofline specs list --format json\n")
+    print("\n".join(capabilities.matrix_lines(specs)))
     for warning in specs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
@@ -129,8 +138,10 @@ def cmd_specs_show(args: argparse.Namespace) -> int:
     """``roofline specs show``: one GPU's figures, provenance and capabilities
     (``--calibrated``: its calibrated model parameters too)."""
     specs = resolve_specs(args.specs)
-    gpu = specs.find(args.gpu)
+    match = specs.match(args.gpu)
+    gpu = match.gpu
     calibration = gpu_calibration(args, gpu, specs)
+    warn_fallback(match)
     print(f"{gpu.name}  ({gpu.vendor} {gpu.architecture}, {gpu.sku})".replace(" ,", ""))
     for hw in HARDWARE_SYMBOLS:
         value = gpu.value(hw.spec_key)
@@ -150,6 +161,7 @@ def cmd_specs_show(args: argparse.Namespace) -> int:
         print(f"    {source.url}{read}: {', '.join(source.figures)}")
     if gpu.notes:
         print(f"  notes: {gpu.notes}")
+    print("\n".join(capabilities.gpu_lines(gpu)))
     if calibration is not None:
         print_calibration(calibration)
     return 0

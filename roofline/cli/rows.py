@@ -33,11 +33,12 @@ from roofline.evaluate import (
     columns_for,
     compile_model,
     evaluate_columns,
-    resolve_gpu,
+    resolve_match,
     resolve_specs,
 )
 from roofline.recipes import Mode, get_recipe
 from roofline.shapes import ShapeTable, generate, parse_shape, read_shapes_file
+from roofline.specs import GpuMatch
 
 #: Rows evaluated and written at a time: output is streamed, memory stays flat.
 CHUNK_ROWS = 1 << 15
@@ -52,11 +53,32 @@ def _collect_shapes(args: argparse.Namespace) -> ShapeTable:
 
 
 def gpu_name(args: argparse.Namespace) -> str:
-    if args.gpu:
+    """``--gpu``, else the current CUDA device's name (needs torch)."""
+    if args.gpu is not None:  # `--gpu ""` is a (bad) name, not a request to detect
         return args.gpu
     from roofline.device import current_device_name
 
     return current_device_name()
+
+
+def gpu_match(args: argparse.Namespace) -> GpuMatch:
+    """The entry of ``--specs`` that ``--gpu`` (else the detected device) resolves to."""
+    return resolve_match(gpu_name(args), args.specs)
+
+
+def warn_fallback(match: GpuMatch) -> None:
+    """The variant-fallback warning on stderr, when the name matched only by an entry's name."""
+    if match.warning is not None:
+        print(f"warning: {match.warning}", file=sys.stderr)
+
+
+def note_capability(verdict: cap.Capability) -> None:
+    """One stderr line for a verdict worth knowing: a warning when the estimate is
+    hypothetical, a note when the recipe runs emulated (bf16 GEMMs); nothing otherwise."""
+    if verdict.support is cap.Support.HYPOTHETICAL:
+        print(f"warning: {verdict.reason}", file=sys.stderr)
+    elif verdict.support is cap.Support.EMULATED:
+        print(f"note: {verdict.reason}", file=sys.stderr)
 
 
 def _row_slices(count: int) -> Iterator[slice]:
@@ -78,13 +100,14 @@ def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
     never leaves half a table on stdout. Warnings go to stderr only once all passed."""
     mode = Mode.parse(args.mode)
     recipe = get_recipe(args.recipe, mode)
-    gpu = resolve_gpu(gpu_name(args), args.specs)
+    match = gpu_match(args)
+    gpu = match.gpu
     verdict = cap.require(gpu, recipe, mode)
     calibration = gpu_calibration(args, gpu, resolve_specs(args.specs))
     for rows in _row_slices(len(table)):  # in chunks: no full-size temporaries
         check_shapes(recipe, table.M[rows], table.K[rows], table.N[rows])
-    if verdict.support is cap.Support.HYPOTHETICAL:
-        print(f"warning: {verdict.reason}", file=sys.stderr)
+    warn_fallback(match)
+    note_capability(verdict)
     if calibration is not None:
         note_assumed(calibration, compile_model(mode, recipe, args.fusion, calibrated=True).model)
     for rows in _row_slices(len(table)):

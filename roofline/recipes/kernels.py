@@ -17,6 +17,7 @@ from roofline.recipes.model import (
     BF16,
     FP4,
     FP8,
+    FP8_BLOCK,
     FP32_BYTES,
     SCALE_E8M0_BYTES,
     CastKernel,
@@ -264,7 +265,11 @@ def _scale_bytes(block: int) -> sympy.Expr:
 
 
 def mx_two_pass_training(scaling: Scaling, fmt: Format) -> ModePlan:
-    """1 x block scaling along both dims: each tensor is cast twice, once per dim."""
+    """1 x block scaling along both dims: each tensor is cast twice, once per dim.
+
+    ``fmt`` is the GEMMs' format (FP8_BLOCK for a block-scaled fp8 GEMM); the casts write
+    its bytes per element.
+    """
 
     def casts(role: Role, fusable: bool) -> tuple[CastKernel, ...]:
         return (
@@ -291,7 +296,7 @@ def mx_flexible_layout_training(scaling: Scaling) -> ModePlan:
         )
         for role in (Role.INPUT, Role.WEIGHT, Role.GRAD_OUTPUT)
     )
-    return ModePlan(_training_gemms(FP8), kernels)
+    return ModePlan(_training_gemms(FP8_BLOCK), kernels)
 
 
 def mx_square_weight_training(scaling: Scaling) -> ModePlan:
@@ -320,7 +325,7 @@ def mx_square_weight_training(scaling: Scaling) -> ModePlan:
         ),
     )
     kernels = _activation_roles(activation)
-    return ModePlan(_training_gemms(FP8), kernels[:2] + weight + kernels[2:])
+    return ModePlan(_training_gemms(FP8_BLOCK), kernels[:2] + weight + kernels[2:])
 
 
 def block_inference(scaling: Scaling, fmt: Format, target: str) -> ModePlan:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from roofline.errors import unknown
-from roofline.symbols import PEAK_BF16, PEAK_FP4, PEAK_FP8, HardwareSymbol
+from roofline.symbols import PEAK_BF16, PEAK_FP4, PEAK_FP8, PEAK_FP8_BLOCK, HardwareSymbol
 
 
 class Mode(enum.StrEnum):
@@ -64,6 +64,10 @@ class Format:
 BF16 = Format("bf16", sympy.Integer(2), PEAK_BF16)
 FP8 = Format("fp8", sympy.Integer(1), PEAK_FP8)
 FP4 = Format("fp4", sympy.Rational(1, 2), PEAK_FP4)
+#: fp8 operands with hardware block scales (MXFP8: E8M0 per 32, FP32 accumulate): the same
+#: bytes as FP8, but timed at the block-scaled peak (which falls back to the fp8 peak).
+FP8_BLOCK = Format("fp8", sympy.Integer(1), PEAK_FP8_BLOCK)
+#: The formats by name; FP8_BLOCK shares FP8's name and storage, so it is not listed.
 FORMATS: dict[str, Format] = {f.name: f for f in (BF16, FP8, FP4)}
 
 # Bytes per element of the other dtypes kernels move.
@@ -79,6 +83,18 @@ class CastKind(enum.StrEnum):
     COLUMN = "column"  # scales down columns or writes a transposed copy (dim1)
     TILE = "tile"  # two-dimensional blocks (e.g. 128 x 128 weight scales)
     REDUCE = "reduce"  # an amax reduction: reads the tensor, writes almost nothing
+
+
+class Platform(enum.StrEnum):
+    """The software stack a GPU runs: the libraries that provide a recipe's GEMM kernels."""
+
+    CUDA = "cuda"  # NVIDIA: cuBLAS, CUTLASS, Triton
+    ROCM = "rocm"  # AMD: hipBLASLt, Triton
+
+    @property
+    def label(self) -> str:
+        """The platform as its vendor writes it (CUDA, ROCm)."""
+        return {Platform.CUDA: "CUDA", Platform.ROCM: "ROCm"}[self]
 
 
 class Family(enum.StrEnum):
@@ -172,6 +188,13 @@ class Recipe:
     divisibility: tuple[tuple[str, int], ...] = ()
     notes: str = ""
     deviations: tuple[str, ...] = field(default=())
+    # The library that runs the recipe's low-precision GEMMs on each platform, as torchao
+    # 0.18 calls it; a platform absent here has no such kernel (kernel_gaps says why).
+    kernels: Mapping[Platform, str] = field(default_factory=dict)
+    kernel_gaps: Mapping[Platform, str] = field(default_factory=dict)
+    # True when the recipe runs its low-precision GEMMs as bf16 GEMMs on dequantized data
+    # (torchao's KernelPreference.EMULATED): it runs on any GPU, at the bf16 rate.
+    emulated: bool = False
 
     @property
     def modes(self) -> tuple[Mode, ...]:

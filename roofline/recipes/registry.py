@@ -12,7 +12,18 @@ from typing import Any
 
 from roofline.errors import UnknownNameError, unknown
 from roofline.recipes import kernels as k
-from roofline.recipes.model import FP4, FP8, Family, Mode, ModePlan, NativeFormat, Recipe, Scaling
+from roofline.recipes import stacks as st
+from roofline.recipes.model import (
+    FP4,
+    FP8,
+    FP8_BLOCK,
+    Family,
+    Mode,
+    ModePlan,
+    NativeFormat,
+    Recipe,
+    Scaling,
+)
 
 PlanBuilder = Callable[[Scaling], ModePlan]
 
@@ -34,8 +45,10 @@ _BLOCKWISE = Scaling(
     "fp32",
     block_size=_BLOCKWISE_BLOCK,
 )
+# Native MX fp8 GEMMs run at the block-scaled fp8 peak; the emulated recipe's GEMMs are
+# timed as torchao times them, at the plain fp8 peak.
 _MX_INFERENCE: dict[NativeFormat, PlanBuilder] = {
-    NativeFormat.MXFP8: partial(k.block_inference, fmt=FP8, target="mxfp8"),
+    NativeFormat.MXFP8: partial(k.block_inference, fmt=FP8_BLOCK, target="mxfp8"),
     NativeFormat.MXFP4: partial(k.block_inference, fmt=FP4, target="mxfp4"),
 }
 
@@ -54,19 +67,31 @@ def _recipe(
     return Recipe(name, family, summary, native, scaling, built, **extra)
 
 
-def _mxfp8(name: str, summary: str, training: PlanBuilder, notes: str = "") -> Recipe:
-    plans = {Mode.TRAINING: training, Mode.INFERENCE: _MX_INFERENCE[NativeFormat.MXFP8]}
-    return _recipe(name, Family.MX, summary, NativeFormat.MXFP8, _MX, plans, notes=notes)
+def _mxfp8(
+    name: str,
+    summary: str,
+    training: PlanBuilder,
+    notes: str = "",
+    inference: PlanBuilder = _MX_INFERENCE[NativeFormat.MXFP8],
+    **extra: Any,
+) -> Recipe:
+    plans = {Mode.TRAINING: training, Mode.INFERENCE: inference}
+    extra.setdefault("kernels", st.MXFP8_KERNELS)
+    extra.setdefault("kernel_gaps", st.MXFP8_GAPS)
+    return _recipe(name, Family.MX, summary, NativeFormat.MXFP8, _MX, plans, notes=notes, **extra)
 
 
 def _nvfp4(name: str, summary: str, scaling: Scaling, inference: PlanBuilder, **extra: Any):
     summary = f"NVFP4 ({scaling.blocks_text}) {summary}"
     plans = {Mode.INFERENCE: inference}
+    extra.update(kernels=st.NVFP4_KERNELS, kernel_gaps=st.NVFP4_GAPS)
     return _recipe(name, Family.NVFP4, summary, NativeFormat.NVFP4, scaling, plans, **extra)
 
 
 _MX_SQUARE = f"{_MX.block_size}x{_MX.block_size}"
-_TWO_PASS_FP8 = partial(k.mx_two_pass_training, fmt=FP8)
+_TWO_PASS_FP8 = partial(k.mx_two_pass_training, fmt=FP8_BLOCK)
+_EMULATED_TRAINING = partial(k.mx_two_pass_training, fmt=FP8)
+_EMULATED_INFERENCE = partial(k.block_inference, fmt=FP8, target="mxfp8")
 _NV_CAST = partial(k.block_inference, fmt=FP4, target="nvfp4")
 
 RECIPE_LIST: tuple[Recipe, ...] = (
@@ -77,6 +102,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         NativeFormat.FP8,
         Scaling("one scale per tensor", "fp32"),
         {Mode.TRAINING: k.tensorwise_training, Mode.INFERENCE: k.tensorwise_inference},
+        kernels=st.TENSORWISE_KERNELS,
     ),
     _recipe(
         "rowwise",
@@ -85,6 +111,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         NativeFormat.FP8,
         Scaling("one scale per row", "fp32"),
         {Mode.TRAINING: k.rowwise_training, Mode.INFERENCE: k.rowwise_inference},
+        kernels=st.ROWWISE_KERNELS,
     ),
     _recipe(
         "rowwise_with_gw_hp",
@@ -93,6 +120,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         NativeFormat.FP8,
         Scaling("one scale per row", "fp32"),
         {Mode.TRAINING: k.rowwise_gw_hp_training},
+        kernels=st.ROWWISE_KERNELS,
     ),
     _recipe(
         "blockwise",
@@ -104,8 +132,18 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         {Mode.TRAINING: k.blockwise_training},
         divisibility=(("K", _BLOCKWISE_BLOCK), ("N", _BLOCKWISE_BLOCK)),
         notes="Scale reads inside the GEMMs are ignored, as in torchao.",
+        kernels=st.BLOCKWISE_KERNELS,
+        kernel_gaps=st.BLOCKWISE_GAPS,
     ),
-    _mxfp8("mxfp8_emulated", f"MXFP8 ({_MX.blocks_text}), emulated GEMM", _TWO_PASS_FP8),
+    _mxfp8(
+        "mxfp8_emulated",
+        f"MXFP8 ({_MX.blocks_text}), emulated GEMM",
+        _EMULATED_TRAINING,
+        inference=_EMULATED_INFERENCE,
+        kernels=st.EMULATED_KERNELS,
+        kernel_gaps={},
+        emulated=True,
+    ),
     _mxfp8("mxfp8_cublas", f"MXFP8 ({_MX.blocks_text}), cuBLAS GEMM", _TWO_PASS_FP8),
     _mxfp8(
         "mxfp8_cublas_rceil",
@@ -117,11 +155,15 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         f"MXFP8 with {_MX_SQUARE} blocks everywhere and a GEMM taking any layout (hypothetical)",
         k.mx_flexible_layout_training,
         notes="Models a GEMM with TN, NT, TT and NN layouts, which PyTorch lacks today.",
+        kernels={},
+        kernel_gaps=st.FLEXIBLE_LAYOUT_GAPS,
     ),
     _mxfp8(
         "mxfp8_32x32_weight",
         f"MXFP8 with {_MX_SQUARE} weight blocks, 1x{_MX.block_size} activation blocks",
         k.mx_square_weight_training,
+        kernels={},
+        kernel_gaps=st.SQUARE_WEIGHT_GAPS,
     ),
     _recipe(
         "mxfp4_cutlass",
@@ -134,6 +176,8 @@ RECIPE_LIST: tuple[Recipe, ...] = (
             Mode.INFERENCE: _MX_INFERENCE[NativeFormat.MXFP4],
         },
         aliases=("mxfp4",),
+        kernels=st.MXFP4_KERNELS,
+        kernel_gaps=st.MXFP4_GAPS,
     ),
     _nvfp4(
         "nvfp4",

@@ -10,6 +10,7 @@ and published as a JSON Schema (:func:`json_schema`).
 The package: :mod:`.ranges` (bounds and defaults), :mod:`.text` (quoting and text
 rules), :mod:`.descriptors` (one class per kind of key: validate and schema),
 :mod:`.keys` (the keys themselves), :mod:`.model` (``GpuSpec``, ``SpecDatabase``),
+:mod:`.matching` (which entry a device name means, and variant fallbacks),
 :mod:`.lint` (loading) and :mod:`.schema` (the JSON Schema).
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from roofline.specs.descriptors import (
     SOURCE_KEYS,
+    Choice,
     KeySpec,
     Name,
     Number,
@@ -25,16 +27,26 @@ from roofline.specs.descriptors import (
     Sources,
     Text,
     TextList,
+    TextTable,
 )
-from roofline.specs.keys import EFFICIENCY_KEYS, GPU_KEYS, PEAK_KEYS, TOP_KEYS, TOP_SPECS
+from roofline.specs.keys import (
+    EFFICIENCY_BASIS_KEYS,
+    EFFICIENCY_KEYS,
+    GPU_KEYS,
+    PEAK_KEYS,
+    TOP_KEYS,
+    TOP_SPECS,
+)
 from roofline.specs.lint import ASSUMED_BASIS, BUNDLED_NAME, load_specs, parse_specs
-from roofline.specs.model import GpuSpec, Source, SpecDatabase
+from roofline.specs.matching import GpuMatch, VariantFallbackWarning, match_gpu
+from roofline.specs.model import FALLBACK_KEYS, PLATFORMS, GpuSpec, Source, SpecDatabase
 from roofline.specs.ranges import (
     BANDWIDTH_RANGE_BYTES_PER_S,
     DEFAULT_GEMM_EFFICIENCY,
     DEFAULT_LAUNCH_OVERHEAD_S,
     DEFAULT_MEM_EFFICIENCY,
     EFFICIENCY_RANGE,
+    FP8_BLOCK_TO_FP8_RATIO_RANGE,
     FP8_TO_BF16_RATIO_RANGE,
     LAUNCH_OVERHEAD_RANGE,
     MAX_BANDWIDTH_BYTES_PER_S,
@@ -53,8 +65,11 @@ __all__ = [
     "DEFAULT_GEMM_EFFICIENCY",
     "DEFAULT_LAUNCH_OVERHEAD_S",
     "DEFAULT_MEM_EFFICIENCY",
+    "EFFICIENCY_BASIS_KEYS",
     "EFFICIENCY_KEYS",
     "EFFICIENCY_RANGE",
+    "FALLBACK_KEYS",
+    "FP8_BLOCK_TO_FP8_RATIO_RANGE",
     "FP8_TO_BF16_RATIO_RANGE",
     "GPU_KEYS",
     "LAUNCH_OVERHEAD_RANGE",
@@ -65,10 +80,13 @@ __all__ = [
     "NON_FINITE_HINT",
     "PEAK_KEYS",
     "PEAK_RANGE_FLOP_PER_S",
+    "PLATFORMS",
     "SOURCE_KEYS",
     "TOP_KEYS",
     "TOP_SPECS",
     "URL_EXPECTED",
+    "Choice",
+    "GpuMatch",
     "GpuSpec",
     "KeySpec",
     "Name",
@@ -81,7 +99,10 @@ __all__ = [
     "SpecDatabase",
     "Text",
     "TextList",
+    "TextTable",
+    "VariantFallbackWarning",
     "json_schema",
     "load_specs",
+    "match_gpu",
     "parse_specs",
 ]

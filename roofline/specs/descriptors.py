@@ -3,13 +3,15 @@ JSON Schema, so the lint and the published schema come from one definition (as m
 ``config_options`` do).
 
 Every descriptor has the attributes readers use: ``kind``, ``description``,
-``required``, ``choices``, ``range`` and ``plain`` (text fields that refuse the markup
-characters ``<``, ``>`` and backtick). No text field accepts control characters.
+``required``, ``choices``, ``range``, ``plain`` (text fields that refuse the markup
+characters ``<``, ``>`` and backtick) and ``requires`` (keys an entry must also give when
+it gives this one). No text field accepts control characters.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -50,6 +52,7 @@ class KeySpec:
     choices: tuple[str, ...] = ()
     range: NumberRange | None = None
     plain: bool = False
+    requires: tuple[str, ...] = ()
     kind: ClassVar[str] = ""
 
     @property
@@ -126,6 +129,19 @@ class Text(KeySpec):
         if self.choices:
             prop["pattern"] = "^(" + "|".join(self.choices) + ")"
         return prop
+
+
+@dataclass(frozen=True)
+class Choice(Text):
+    """A string that is exactly one of ``choices``."""
+
+    def validate(self, value: Any) -> list[KeyProblem]:
+        if isinstance(value, str) and value in self.choices:
+            return []
+        return [KeyProblem(self.key, f"one of {', '.join(self.choices)}", describe(value))]
+
+    def _schema(self) -> dict[str, Any]:
+        return {"type": "string", "enum": list(self.choices)}
 
 
 @dataclass(frozen=True)
@@ -231,6 +247,50 @@ class NumberTable(KeySpec):
         }
 
 
+@dataclass(frozen=True)
+class TextTable(KeySpec):
+    """A table of plain one-line texts keyed by ``choices`` (e.g. recipe name -> reason);
+    each text has at least one letter or digit."""
+
+    kind: ClassVar[str] = "table"
+
+    def validate(self, value: Any) -> list[KeyProblem]:
+        if not isinstance(value, dict):
+            return [KeyProblem(self.key, self._type_expected(), describe(value))]
+        return [p for name, text in value.items() for p in self._entry_problems(name, text)]
+
+    def _type_expected(self) -> str:
+        return f'a table of texts, e.g. {{ {self.choices[0]} = "why, with its source" }}'
+
+    def _entry_problems(self, name: str, text: Any) -> list[KeyProblem]:
+        problems = []
+        who = repr(name) if name in self.choices else describe(name)  # repr escapes controls
+        if name not in self.choices:
+            guess = nearest(name, self.choices)
+            hint = f"did you mean {guess!r}?" if guess else ""
+            expected = f"keys from {', '.join(self.choices)}"
+            problems.append(KeyProblem(self.key, expected, f"key {describe(name)}", hint))
+        if not isinstance(text, str):
+            expected = "a string for each key"
+            problems.append(KeyProblem(self.key, expected, f"{describe(text)} for {who}"))
+            return problems
+        problems += text_problems(self.key, text, plain=True)
+        if not _HAS_WORD.search(text):
+            expected = "a text with at least one letter or digit"
+            problems.append(KeyProblem(self.key, expected, f"{describe(text)} for {who}"))
+        return problems
+
+    def _schema(self) -> dict[str, Any]:
+        text = {**text_schema(plain=True), "pattern": _HAS_WORD.pattern}
+        return {
+            "type": "object",
+            "propertyNames": {"enum": list(self.choices)},
+            "additionalProperties": text,
+        }
+
+
+# The same pattern in the lint (re.search) and the schema (an unanchored "pattern").
+_HAS_WORD = re.compile("[A-Za-z0-9]")
 SOURCE_KEYS = ("url", "read_on", "figures", "note")
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from roofline.recipes import NATIVE_FORMATS
+from roofline.recipes import NATIVE_FORMATS, recipe_names
 from roofline.slugs import MAX_NAME_LENGTH
 from roofline.specs.descriptors import (
     SOURCE_KEYS,
+    Choice,
     KeySpec,
     Name,
     Number,
@@ -21,13 +22,16 @@ from roofline.specs.descriptors import (
     Sources,
     Text,
     TextList,
+    TextTable,
 )
+from roofline.specs.model import PLATFORMS
 from roofline.specs.ranges import (
     BANDWIDTH_RANGE_BYTES_PER_S,
     DEFAULT_GEMM_EFFICIENCY,
     DEFAULT_LAUNCH_OVERHEAD_S,
     DEFAULT_MEM_EFFICIENCY,
     EFFICIENCY_RANGE,
+    FP8_BLOCK_TO_FP8_RATIO_RANGE,
     LAUNCH_OVERHEAD_RANGE,
     MAX_BANDWIDTH_BYTES_PER_S,
     MEASURED_MATMUL_TFLOPS_RANGE,
@@ -35,7 +39,15 @@ from roofline.specs.ranges import (
 )
 from roofline.specs.text import KeyProblem, describe
 
-__all__ = ["EFFICIENCY_KEYS", "GPU_KEYS", "PEAK_KEYS", "SOURCE_KEYS", "TOP_KEYS", "TOP_SPECS"]
+__all__ = [
+    "EFFICIENCY_BASIS_KEYS",
+    "EFFICIENCY_KEYS",
+    "GPU_KEYS",
+    "PEAK_KEYS",
+    "SOURCE_KEYS",
+    "TOP_KEYS",
+    "TOP_SPECS",
+]
 
 
 def _bandwidth_hint(bandwidth: float) -> str:
@@ -50,8 +62,18 @@ def _percentage_hint(fraction: float) -> str:
     )
 
 
-def _peak(key: str, about: str, required: bool = False) -> Number:
-    return Number(key, about, required, range=PEAK_RANGE_FLOP_PER_S, noun="number of FLOP/s")
+def _peak(key: str, about: str, required: bool = False, requires: tuple[str, ...] = ()) -> Number:
+    return Number(
+        key, about, required, range=PEAK_RANGE_FLOP_PER_S, requires=requires,
+        noun="number of FLOP/s",
+    )  # fmt: skip
+
+
+_BASIS_CHOICES = ("measured", "assumed")
+
+
+def _basis(key: str, about: str) -> Text:
+    return Text(key, about, choices=_BASIS_CHOICES)
 
 
 def _efficiency(key: str, about: str, default: float) -> Number:
@@ -78,6 +100,14 @@ _GPU_KEY_LIST: tuple[KeySpec, ...] = (
         hint=_bandwidth_hint,
     ),
     _peak("fp8_peak_tops", f"dense fp8 peak, FLOP/s in {_PEAKS}; absent = no fp8"),
+    _peak(
+        "fp8_block_scaled_peak_tops",
+        f"dense peak of block-scaled fp8 GEMMs (MXFP8: E8M0 scales per 32, FP32 accumulate) "
+        f"where it differs from fp8_peak_tops, FLOP/s in {_PEAKS}, "
+        f"{FP8_BLOCK_TO_FP8_RATIO_RANGE[0]:g}-{FP8_BLOCK_TO_FP8_RATIO_RANGE[1]:g}x "
+        "fp8_peak_tops; needs fp8_peak_tops; absent = fp8_peak_tops",
+        requires=("fp8_peak_tops",),
+    ),
     _peak("fp4_peak_tops", f"dense fp4 peak, FLOP/s in {_PEAKS}; absent = no fp4"),
     _efficiency(
         "pct_achievable_gemm_tops", "achievable fraction of peak in GEMMs", DEFAULT_GEMM_EFFICIENCY
@@ -85,7 +115,19 @@ _GPU_KEY_LIST: tuple[KeySpec, ...] = (
     _efficiency(
         "pct_achievable_mem_bw", "achievable fraction of bandwidth", DEFAULT_MEM_EFFICIENCY
     ),
-    Text("efficiency_basis", "how the efficiencies were obtained", choices=("measured", "assumed")),
+    _basis(
+        "efficiency_basis",
+        "how the efficiencies were obtained: 'measured: who, where, against which peak' or "
+        "'assumed: from what'",
+    ),
+    _basis(
+        "gemm_efficiency_basis",
+        "the same for pct_achievable_gemm_tops alone; absent = efficiency_basis",
+    ),
+    _basis(
+        "mem_efficiency_basis",
+        "the same for pct_achievable_mem_bw alone; absent = efficiency_basis",
+    ),
     Text("efficiency_reference", "who measured them, or what they were copied from"),
     Text("vendor", "NVIDIA, AMD, ...", plain=True),
     Text("architecture", "e.g. Hopper, Blackwell, CDNA3", plain=True),
@@ -93,6 +135,19 @@ _GPU_KEY_LIST: tuple[KeySpec, ...] = (
     Text("peak_basis", "dense or sparse peak figures", choices=("dense", "sparse")),
     Text("accumulate_dtype", "accumulate dtype the peaks assume, e.g. fp32", plain=True),
     TextList("native_formats", "formats the hardware runs natively", choices=NATIVE_FORMATS),
+    Choice(
+        "platform",
+        "the software stack's platform; absent = from vendor (NVIDIA: cuda, AMD: rocm; "
+        "other vendors: unknown)",
+        choices=PLATFORMS,
+    ),
+    TextTable(
+        "software_gaps",
+        "recipe name -> one sentence, with its source, on why this GPU's software stack "
+        "cannot run a recipe whose format the hardware has",
+        choices=tuple(recipe_names()),
+        plain=True,
+    ),
     Prefixes(
         "device_prefixes",
         "torch.cuda.get_device_name() prefixes; non-empty, no leading spaces",
@@ -112,6 +167,11 @@ _GPU_KEY_LIST: tuple[KeySpec, ...] = (
 GPU_KEYS: dict[str, KeySpec] = {spec.key: spec for spec in _GPU_KEY_LIST}
 PEAK_KEYS = ("bf16_peak_tops", "fp8_peak_tops", "fp4_peak_tops")
 EFFICIENCY_KEYS = ("pct_achievable_gemm_tops", "pct_achievable_mem_bw")
+#: Efficiency key -> the key saying how it was obtained (falls back to efficiency_basis).
+EFFICIENCY_BASIS_KEYS = {
+    "pct_achievable_gemm_tops": "gemm_efficiency_basis",
+    "pct_achievable_mem_bw": "mem_efficiency_basis",
+}
 
 
 @dataclass(frozen=True)
@@ -144,6 +204,7 @@ class GpuTables(KeySpec):
             "type": "object",
             "additionalProperties": False,
             "required": [k for k, s in GPU_KEYS.items() if s.required],
+            "dependentRequired": {k: list(s.requires) for k, s in GPU_KEYS.items() if s.requires},
             "properties": {key: spec.schema() for key, spec in GPU_KEYS.items()},
         }
         return {"type": "array", "minItems": 1, "items": item}

@@ -1,7 +1,8 @@
 """Loading a spec file: every problem of a file collected, then the GPUs built.
 
 Each key's own rules are its descriptor's (:mod:`roofline.specs.keys`); this module adds
-what spans keys (the fp8/bf16 ratio, fp4 below fp8) and entries (duplicate names,
+what spans keys (keys another key requires, the fp8/bf16 and block-scaled/fp8 ratios, fp4
+below fp8, a basis that contradicts a defaulted fraction) and entries (duplicate names,
 colliding slugs and prefixes), and builds :class:`GpuSpec` values.
 """
 
@@ -17,18 +18,23 @@ from roofline.errors import RooflineError, SpecError, SpecProblem
 from roofline.recipes import NativeFormat
 from roofline.slugs import MAX_NAME_LENGTH, slug
 from roofline.specs.descriptors import unknown_key
-from roofline.specs.keys import EFFICIENCY_KEYS, GPU_KEYS, PEAK_KEYS, TOP_SPECS
-from roofline.specs.model import GpuSpec, Source, SpecDatabase
+from roofline.specs.keys import EFFICIENCY_BASIS_KEYS, GPU_KEYS, PEAK_KEYS, TOP_SPECS
+from roofline.specs.model import KEY_FIELDS, GpuSpec, Source, SpecDatabase
 from roofline.specs.ranges import (
     DEFAULT_GEMM_EFFICIENCY,
     DEFAULT_LAUNCH_OVERHEAD_S,
     DEFAULT_MEM_EFFICIENCY,
+    FP8_BLOCK_TO_FP8_RATIO_RANGE,
     FP8_TO_BF16_RATIO_RANGE,
     PEAK_RANGE_FLOP_PER_S,
 )
-from roofline.specs.text import KeyProblem, escape_controls
+from roofline.specs.text import KeyProblem, describe, escape_controls
 
 ASSUMED_BASIS = "assumed: copied from NVIDIA H100 (torchao measurement: 0.78 GEMM, 0.92 memory)"
+_DEFAULT_EFFICIENCY = {
+    "pct_achievable_gemm_tops": DEFAULT_GEMM_EFFICIENCY,
+    "pct_achievable_mem_bw": DEFAULT_MEM_EFFICIENCY,
+}
 BUNDLED_NAME = "bundled database (roofline/data/gpus.toml)"
 
 
@@ -80,8 +86,47 @@ class _Linter:
                 self.errors(label, spec.validate(entry[key]))
             elif spec.required:
                 self.errors(label, [spec.missing()])
+        self._check_requires(label, entry)
         self._check_ratios(label, entry)
+        self._check_block_peak(label, entry)
+        self._check_bases(label, entry)
         return None if self.error_count() > before else _build(entry, launch_s)
+
+    def _check_requires(self, gpu: str, entry: dict[str, Any]) -> None:
+        for key, spec in GPU_KEYS.items():
+            for needed in spec.requires if key in entry else ():
+                if needed not in entry:
+                    expected = f"{needed} as well (it qualifies that figure)"
+                    self.error(gpu, key, expected, f"no {needed} in the entry")
+
+    def _check_block_peak(self, gpu: str, entry: dict[str, Any]) -> None:
+        """The block-scaled fp8 peak: 1-4x the fp8 peak, on a GPU with MX hardware."""
+        block, fp8 = (
+            entry.get(k) if PEAK_RANGE_FLOP_PER_S.contains(entry.get(k)) else None
+            for k in ("fp8_block_scaled_peak_tops", "fp8_peak_tops")
+        )
+        if block is None or fp8 is None:
+            return
+        low, high = FP8_BLOCK_TO_FP8_RATIO_RANGE
+        if not low <= block / fp8 <= high:
+            hint = "likely a sparse figure, a unit slip, or the plain fp8 and block peaks swapped"
+            expected = f"{low:g}-{high:g}x fp8_peak_tops"
+            received = f"{block / fp8:.2f}x"
+            self.warn(gpu, "fp8_block_scaled_peak_tops", expected, received, hint)
+        formats = entry.get("native_formats")
+        if isinstance(formats, list) and NativeFormat.MXFP8 not in formats:
+            expected = "an entry whose native_formats include mxfp8 (the block-scaled path)"
+            self.warn(gpu, "fp8_block_scaled_peak_tops", expected, f"native_formats {formats}")
+
+    def _check_bases(self, gpu: str, entry: dict[str, Any]) -> None:
+        """A per-fraction basis that says measured for a fraction the entry leaves out (the
+        H100 default stands in, so it is assumed)."""
+        for key, basis_key in EFFICIENCY_BASIS_KEYS.items():
+            basis = entry.get(basis_key)
+            if key in entry or not isinstance(basis, str) or basis.startswith("assumed"):
+                continue
+            expected = f"'assumed: ...' ({key} is absent: the default {_DEFAULT_EFFICIENCY[key]}"
+            self.warn(gpu, basis_key, expected + " is assumed)", describe(basis))
 
     def _check_ratios(self, gpu: str, entry: dict[str, Any]) -> None:
         # Only peaks within range: their errors are reported already, and inf / inf is nan.
@@ -146,17 +191,32 @@ class _Linter:
         return seen_names
 
 
+def _efficiencies(values: dict[str, Any]) -> str | None:
+    """Fill in defaulted efficiency fractions and each fraction's basis; returns the
+    entry's ``efficiency_basis`` (assumed when any fraction is defaulted, as before the
+    per-fraction keys existed)."""
+    given = values.pop("efficiency_basis", None)
+    assumed_given = given if given and given.startswith("assumed") else None
+    basis = given
+    for key, basis_key in EFFICIENCY_BASIS_KEYS.items():
+        own = values.get(basis_key)
+        if key in values:
+            values[basis_key] = own or given or ""
+            continue
+        values[key] = _DEFAULT_EFFICIENCY[key]
+        values[basis_key] = own if own and own.startswith("assumed") else assumed_given
+        values[basis_key] = values[basis_key] or ASSUMED_BASIS
+        basis = assumed_given or ASSUMED_BASIS
+    return basis
+
+
 def _build(entry: dict[str, Any], launch_s: float) -> GpuSpec:
     """The GpuSpec of a linted entry, defaults and derived fields filled in."""
-    values = dict(entry)
-    basis = values.pop("efficiency_basis", None)
-    if not all(k in values for k in EFFICIENCY_KEYS):
-        values.setdefault("pct_achievable_gemm_tops", DEFAULT_GEMM_EFFICIENCY)
-        values.setdefault("pct_achievable_mem_bw", DEFAULT_MEM_EFFICIENCY)
-        basis = basis if basis and basis.startswith("assumed") else ASSUMED_BASIS
+    values = {KEY_FIELDS.get(k, k): v for k, v in entry.items() if k != "sources"}
+    basis = _efficiencies(values)
     sources = tuple(
         Source(s["url"], s.get("read_on"), tuple(s.get("figures", ())), s.get("note", ""))
-        for s in values.pop("sources", [])
+        for s in entry.get("sources", [])
     )
     given_formats = values.pop("native_formats", None)
     formats = (

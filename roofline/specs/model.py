@@ -1,7 +1,9 @@
 """One GPU's figures and provenance (:class:`GpuSpec`) and a loaded file (:class:`SpecDatabase`).
 
-``GpuSpec``'s fields are the keys of :data:`roofline.specs.keys.GPU_KEYS` (``sources``
-becomes ``source_records``) plus what loading derives; a test holds the two in step.
+``GpuSpec``'s fields are the keys of :data:`roofline.specs.keys.GPU_KEYS` (renamed where
+:data:`KEY_FIELDS` says) plus what loading derives; a test holds the two in step. Optional
+keys with a documented fallback keep the value as given (None or "" when absent); the
+properties and :meth:`GpuSpec.value` apply the fallback.
 """
 
 from __future__ import annotations
@@ -10,10 +12,20 @@ import datetime as dt
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from roofline.errors import SpecProblem, UnknownNameError, nearest
+from roofline.errors import SpecProblem
 from roofline.recipes import NativeFormat
+from roofline.specs.matching import GpuMatch, match_gpu
 from roofline.specs.ranges import DEFAULT_LAUNCH_OVERHEAD_S
 from roofline.symbols import HARDWARE_SYMBOLS
+
+#: Spec key -> the GpuSpec field that holds it, where the two names differ.
+KEY_FIELDS: dict[str, str] = {"sources": "source_records", "platform": "platform_given"}
+#: The software platforms a GPU's stack can be (the ``platform`` key's choices).
+PLATFORMS = ("cuda", "rocm")
+#: Vendor (lower case) -> platform, for entries without a ``platform`` key.
+VENDOR_PLATFORMS: dict[str, str] = {"nvidia": "cuda", "amd": "rocm"}
+#: Spec key -> the key whose value stands in when it is absent (per-path peaks).
+FALLBACK_KEYS: dict[str, str] = {hw.spec_key: hw.fallback for hw in HARDWARE_SYMBOLS if hw.fallback}
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,14 @@ class GpuSpec:
     notes: str = ""
     measured_matmul_tflops: Mapping[str, float] = field(default_factory=dict)
     source_records: tuple[Source, ...] = ()
+    # As given (None when absent): value() falls back to fp8_peak_tops.
+    fp8_block_scaled_peak_tops: float | None = None
+    # As given, or set by loading for a defaulted fraction; "" = efficiency_basis.
+    gemm_efficiency_basis: str = ""
+    mem_efficiency_basis: str = ""
+    # Recipe name -> why this GPU's software stack cannot run it (the hardware could).
+    software_gaps: Mapping[str, str] = field(default_factory=dict)
+    platform_given: str | None = None  # the ``platform`` key; see :attr:`platform`
 
     @property
     def sources(self) -> list[str]:
@@ -59,13 +79,49 @@ class GpuSpec:
         return [s.url for s in self.source_records]
 
     @property
+    def gemm_basis(self) -> str:
+        """How ``pct_achievable_gemm_tops`` was obtained (its own basis, else the entry's)."""
+        return self.gemm_efficiency_basis or self.efficiency_basis
+
+    @property
+    def mem_basis(self) -> str:
+        """How ``pct_achievable_mem_bw`` was obtained (its own basis, else the entry's)."""
+        return self.mem_efficiency_basis or self.efficiency_basis
+
+    @property
+    def gemm_efficiency_assumed(self) -> bool:
+        """True when the GEMM fraction was not measured on this GPU."""
+        return self.gemm_basis.startswith("assumed")
+
+    @property
+    def mem_efficiency_assumed(self) -> bool:
+        """True when the memory-bandwidth fraction was not measured on this GPU."""
+        return self.mem_basis.startswith("assumed")
+
+    @property
     def efficiency_assumed(self) -> bool:
-        """True when the efficiency fractions were not measured on this GPU."""
-        return self.efficiency_basis.startswith("assumed")
+        """True when either efficiency fraction was not measured on this GPU."""
+        return self.gemm_efficiency_assumed or self.mem_efficiency_assumed
+
+    @property
+    def platform(self) -> str | None:
+        """The software platform, ``cuda`` or ``rocm``: the ``platform`` key, else derived
+        from the vendor (NVIDIA, AMD); None when neither says (another vendor, or none)."""
+        if self.platform_given:
+            return self.platform_given
+        return VENDOR_PLATFORMS.get(self.vendor.strip().lower())
+
+    def given(self, key: str) -> float | None:
+        """The number stored under a spec key as the file gave it (no fallback)."""
+        return getattr(self, key)
 
     def value(self, key: str) -> float | None:
-        """The number stored under a spec key (None when the GPU lacks it)."""
-        return getattr(self, key)
+        """The number under a spec key (None when the GPU lacks it); an absent per-path
+        peak (:data:`FALLBACK_KEYS`) is the value of the key it falls back to."""
+        number = getattr(self, key)
+        if number is None and key in FALLBACK_KEYS:
+            return self.value(FALLBACK_KEYS[key])
+        return number
 
     def hardware_values(self) -> dict[str, float]:
         """Spec key -> number for every hardware symbol this GPU defines."""
@@ -73,9 +129,13 @@ class GpuSpec:
         return {k: v for k, v in values.items() if v is not None}
 
     def as_torchao_dict(self) -> dict[str, float]:
-        """The entry as torchao's ``gpu_name_to_specs`` holds it."""
+        """The entry as torchao's ``gpu_name_to_specs`` holds it (torchao's keys, plus a
+        per-path peak only where the entry gives one)."""
         values = self.hardware_values()
         values.pop("kernel_launch_overhead_s")
+        for key in FALLBACK_KEYS:
+            if self.given(key) is None:
+                values.pop(key, None)
         return values
 
     def ridge_point_flop_per_byte(self, peak_key: str) -> float | None:
@@ -107,30 +167,13 @@ class SpecDatabase(Mapping[str, GpuSpec]):
         """The GPU called ``name``: the exact name (any case), or a device-name prefix match.
 
         ``torch.cuda.get_device_name()`` strings such as "NVIDIA H100 80GB HBM3" match the
-        entry with the longest name or device prefix they start with.
+        entry with the longest name or device prefix they start with. Silent about a
+        variant fallback: callers that should warn use :meth:`match`.
         """
-        query = name.strip().lower()
-        for gpu in self._gpus.values():
-            if gpu.name.strip() and gpu.name.lower() == query:
-                return gpu
-        matches: dict[str, int] = {}
-        for gpu in self._gpus.values():
-            for prefix in (gpu.name, *gpu.device_prefixes):
-                # An empty prefix would match every query, typos included; the lint refuses
-                # them, and this guards databases built without it.
-                if prefix.strip() and query.startswith(prefix.lower()):
-                    matches[gpu.name] = max(matches.get(gpu.name, 0), len(prefix))
-        if matches:
-            best = max(matches.values())
-            winners = sorted(g for g, n in matches.items() if n == best)
-            if len(winners) == 1:
-                return self._gpus[winners[0]]
-            raise UnknownNameError(
-                f"GPU name {name!r} is ambiguous: it matches {', '.join(winners)}; "
-                "pass one of those names exactly"
-            )
-        message = f"unknown GPU {name!r} in {self.origin}; known: {', '.join(self._gpus)}"
-        guess = nearest(name, self._gpus)
-        if guess:
-            message += f". Closest match: {guess!r}"
-        raise UnknownNameError(message)
+        return self.match(name).gpu
+
+    def match(self, name: str) -> GpuMatch:
+        """How ``name`` resolves (:func:`roofline.specs.matching.match_gpu`): the entry, and
+        whether it matched by name, a listed device prefix, or only by the entry's name
+        (``fallback``: an unlisted variant, with a ``warning`` line to show)."""
+        return match_gpu(self._gpus.values(), name, self.origin)

@@ -14,6 +14,9 @@ DEFAULT_MEM_EFFICIENCY = 0.92
 MIN_BANDWIDTH_BYTES_PER_S = 0.1e12
 MAX_BANDWIDTH_BYTES_PER_S = 50e12
 FP8_TO_BF16_RATIO_RANGE = (1.6, 2.4)
+# A block-scaled fp8 peak runs at least the plain fp8 rate; GeForce Blackwell runs it at 2x
+# (its FP16-accumulate rate), and no part is known beyond that: 4x leaves room, no more.
+FP8_BLOCK_TO_FP8_RATIO_RANGE = (1.0, 4.0)
 
 
 @dataclass(frozen=True)

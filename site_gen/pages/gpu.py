@@ -14,11 +14,12 @@ from typing import Any
 
 from roofline import guidance, units
 from roofline.calibration.params import Basis, CalibratedParameters
-from roofline.recipes import Mode
+from roofline.capability import classify
+from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import GpuSpec
 from roofline.symbols import CALIBRATION_SYMBOLS
 from site_gen import charts, config, rows, safe, spec_rows
-from site_gen.context import SUPPORT_BADGE, Table, gpu_page
+from site_gen.context import GEN, SUPPORT_BADGE, Table, gpu_page, rel
 from site_gen.gather import Atlas, RecipeResult, best_at_canonical, decision_map
 from site_gen.pages.base import PageOutput, SiteInput, page
 
@@ -49,6 +50,19 @@ def _link(result: RecipeResult, page_path: str) -> dict[str, str]:
         "link": rows.result_link(result, page_path),
         "speedup": speedup,
     }
+
+
+def capability_context(gpu: GpuSpec, page_path: str) -> dict[str, Any]:
+    """The page's "why each recipe has its state" list: each recipe's badge and reason on
+    ``gpu`` (registry order), its platform, and the link to the Specs page's matrix."""
+    verdicts = {recipe.name: classify(gpu, recipe) for recipe in RECIPE_LIST}
+    notes = [
+        {"name": name, "support": v.support.value, "badge": SUPPORT_BADGE[v.support],
+         "reason": v.reason}
+        for name, v in verdicts.items()
+    ]  # fmt: skip
+    return {"capabilities": notes, "platform": gpu.platform or "unknown",
+            "specs_link": rel(f"{GEN}/specs.md", page_path)}  # fmt: skip
 
 
 def _torchao_best(atlas: Atlas, gpu: GpuSpec, mode: Mode, calibrated: RecipeResult | None) -> str:
@@ -162,8 +176,10 @@ def render(site: SiteInput, gpu: GpuSpec) -> PageOutput:
               *(t for m in modes for t in (m.break_even, m.ranked))]  # fmt: skip
     out = page(
         path, "gpu.md.j2", tables, gpu=gpu, slug=config.slug(gpu.name), spec_rows=spec_table,
+        **capability_context(gpu, path),
         ridge=ridge, modes=modes, sources=gpu.source_records, basis=spec_rows.basis(gpu),
-        calibration=calibration,
+        efficiencies=spec_rows.efficiency_bases(gpu),
+        efficiency_title=spec_rows.assumed_title(gpu), calibration=calibration,
     )  # fmt: skip
     out.charts = jobs
     return out

@@ -25,6 +25,7 @@ def _common(result: RecipeResult, path: str) -> dict[str, Any]:
         gpu=gpu, mode=mode.value, recipe=recipe,
         title=f"{gpu.name}: {mode.value} with {recipe.name}",
         support=result.capability.support.value, reason=result.capability.reason,
+        hardware=result.capability.hardware, software=result.capability.software,
         intro=spec_rows.recipe_intro(recipe), gpu_link=rel(gpu_page(gpu), path),
         recipe_link=rel(recipe_page(recipe.name), path),
     )  # fmt: skip

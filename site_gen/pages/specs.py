@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from site_gen import spec_rows
+from site_gen import capability_rows, spec_rows
 from site_gen.context import GEN
 from site_gen.pages.base import PageOutput, SiteInput, page
 
@@ -13,9 +13,13 @@ def render(site: SiteInput) -> PageOutput:
     """The Specs page and its tables' exports."""
     specs = site.atlas.specs
     keys, top = spec_rows.gpu_keys_table(), spec_rows.top_keys_table()
-    caps = spec_rows.capability_table(specs, PAGE)
+    caps = capability_rows.capability_table(specs, PAGE)
+    reasons = capability_rows.reasons_table(specs, PAGE)
+    legend = [(capability_rows.SUPPORT_SYMBOL[s], text)
+              for s, text in capability_rows.SUPPORT_MEANING.items()]  # fmt: skip
     side = spec_rows.side_by_side_table(site.atlas.gpus, PAGE)
     return page(
-        PAGE, "specs.md.j2", [keys, top, caps, side], keys=keys, top=top, cap_table=caps,
-        side=side, origin=specs.origin, warnings=[str(w) for w in specs.warnings],
+        PAGE, "specs.md.j2", [keys, top, caps, reasons, side], keys=keys, top=top,
+        cap_table=caps, cap_reasons=reasons, cap_legend=legend, side=side,
+        origin=specs.origin, warnings=[str(w) for w in specs.warnings],
     )  # fmt: skip

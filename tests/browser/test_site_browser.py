@@ -218,6 +218,47 @@ def test_gpu_recipe_page_shows_both_models(session: Session) -> None:
     assert session.errors == []
 
 
+# -- capability: four states, each with its reason -------------------------------------------
+
+STATE_WORDS = ("✓ native", "≈ emulated", "~ hypothetical", "✗ impossible")
+
+
+def test_specs_matrix_shows_four_states_each_reachable_with_its_reason(session: Session) -> None:
+    session.open("generated/specs/")
+    page = session.page
+    matrix = page.locator("article table", has_text="mxfp8_emulated").first
+    cells = [c.strip() for c in matrix.locator("tbody td").all_inner_texts()]
+    # Symbol and word in every cell: the state never rests on colour alone.
+    assert {c for c in cells if c in STATE_WORDS} == set(STATE_WORDS)
+    # The reasons table names the library or its absence, readable without hovering.
+    reasons = page.locator("article table", has_text="hardware (the GPU").first
+    assert reasons.locator("td", has_text="on CUDA, its GEMMs run on cuBLAS").count() > 0
+    row = reasons.locator("tr", has_text="mxfp8_emulated").first
+    assert "bf16 GEMMs" in row.inner_text()
+    # A keyboard user reaches a cell's reason: the cell is a link to the GPU x recipe page.
+    link = matrix.locator("a", has_text="≈ emulated").first
+    link.focus()
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert "training-mxfp8_emulated" in page.url
+    # The page's note, then the calculator's verdict (its script) agree on the state.
+    notes = page.locator(".admonition.info", has_text="Emulated: bf16 GEMMs")
+    assert notes.count() == 2
+    assert "dequantized data" in notes.first.inner_text()
+    assert "Software: on CUDA" in notes.first.inner_text()
+    assert notes.nth(1).get_attribute("data-support") == "emulated"
+    assert session.errors == []
+
+
+def test_gpu_page_lists_each_recipes_state_and_reason(session: Session) -> None:
+    session.open("generated/gpus/test-h100/")
+    page = session.page
+    item = page.locator("article li", has_text="mxfp8_cublas,").first
+    assert "hypothetical" in item.inner_text() and "no native mxfp8" in item.inner_text()
+    assert page.locator("article li", has_text="mxfp8_emulated, emulated").count() == 1
+    assert session.errors == []
+
+
 # -- calculator ---------------------------------------------------------------------------
 
 CALCULATOR = "calculator/"

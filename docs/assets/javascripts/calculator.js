@@ -309,7 +309,9 @@
     var g = this.gpuData(), self = this;
     this.data.hardware.forEach(function (h) {
       var v = g.hw[h.key];
-      self.overrides[h.key].placeholder = v === null ? "absent" : String(+(v / h.scale).toPrecision(12));
+      // An absent per-path peak takes its fallback key's value (overridden or not).
+      var absent = h.fallback ? "as " + h.fallback : "absent";
+      self.overrides[h.key].placeholder = v === null ? absent : String(+(v / h.scale).toPrecision(12));
     });
   };
 
@@ -428,6 +430,11 @@
       hw[h.key] = got.value;
       overridden[h.key] = hw[h.key];
     });
+    // GpuSpec.value's fallback, after the overrides: without its own figure, the
+    // block-scaled fp8 peak follows fp8_peak_tops, overridden or not.
+    this.data.hardware.forEach(function (h) {
+      if (h.fallback && (hw[h.key] === null || hw[h.key] === undefined)) hw[h.key] = hw[h.fallback];
+    });
     return { values: hw, overridden: overridden, errors: errors };
   };
 
@@ -483,10 +490,13 @@
       return;
     }
     var verdict = own(this.gpuData().capability, mode + "/" + recipe);
-    var badge = el("div", { class: "admonition " + (verdict[0] === "native" ? "success" : "warning"),
+    // Admonition kind and title per capability state (roofline.capability.Support).
+    var look = { native: ["success", "Native"], emulated: ["info", "Emulated: bf16 GEMMs"] };
+    var kind = own(look, verdict[0]) || ["warning", "Hypothetical estimate"];
+    var badge = el("div", { class: "admonition " + kind[0],
                             "data-role": "support", "data-support": verdict[0] },
-                   [el("p", { class: "admonition-title", text: verdict[0] === "native" ? "Native" :
-                     "Hypothetical estimate" }), el("p", { text: verdict[1] })]);
+                   [el("p", { class: "admonition-title", text: kind[1] }),
+                    el("p", { text: verdict[1] })]);
     this.status.appendChild(badge);
     if (Object.keys(hw.overridden).length) {
       this.status.appendChild(el("p", { class: "ra-calc-note", text: "With your overrides of " +

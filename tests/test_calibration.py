@@ -134,6 +134,13 @@ def test_lint_refuses_unknown_sets_missing_globals_and_bad_toml(tmp_path):
     path = _write(tmp_path, "schema_version = [\n")
     with pytest.raises(DataFileError, match="valid TOML"):
         load_calibration(path)
+    # Hostile TOML that tomllib itself cannot take: one clear error, never a traceback.
+    path = _write(tmp_path, "x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    with pytest.raises(DataFileError, match="nested too deeply"):
+        load_calibration(path)
+    path = _write(tmp_path, "x = " + "9" * 5000 + "\n")
+    with pytest.raises(DataFileError, match="unreadable number"):
+        load_calibration(path)
     with pytest.raises(DataFileError, match="readable UTF-8"):
         load_calibration(tmp_path / "missing.toml")
 

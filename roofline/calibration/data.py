@@ -10,7 +10,6 @@ together, each naming the file, the entry, the field and the expected form.
 from __future__ import annotations
 
 import math
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.errors import DataFileError, DataProblem
-from roofline.specs.text import describe
+from roofline.specs.text import TomlProblem, describe, load_toml
 from roofline.symbols import CALIBRATION_SYMBOLS
 
 BUNDLED_CALIBRATION = "bundled calibration (roofline/data/calibration.toml)"
@@ -196,8 +195,8 @@ def _load(
             problem = DataProblem(origin, None, None, "a readable UTF-8 TOML file", str(exc))
             raise DataFileError("calibration file", [problem]) from None
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        doc = load_toml(text)
+    except TomlProblem as exc:
         problem = DataProblem(origin, None, None, "valid TOML", str(exc))
         raise DataFileError("calibration file", [problem]) from None
     return parse_calibration(doc, origin, gpu_names, set_ids)

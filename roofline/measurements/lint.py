@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -48,7 +47,15 @@ from roofline.measurements.rules import (
 )
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.specs import SpecDatabase, load_specs
-from roofline.specs.text import URL_EXPECTED, describe, escape_controls, is_finite, url_problem
+from roofline.specs.text import (
+    URL_EXPECTED,
+    TomlProblem,
+    describe,
+    escape_controls,
+    is_finite,
+    load_toml,
+    url_problem,
+)
 
 BUNDLED_NAME = "bundled measurements (roofline/data/measurements.toml)"
 
@@ -346,12 +353,7 @@ def _specs(specs: SpecDatabase | str | os.PathLike[str] | None) -> SpecDatabase:
 def _parse_toml(text: str, linter: _Linter) -> dict[str, Any]:
     """The parsed document; a syntax error is reported (and raised) as a problem."""
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        received = f"syntax error: {escape_controls(str(exc))}"
-    except ValueError as exc:  # an integer beyond Python's 4300-digit conversion limit
-        received = f"unreadable number: {escape_controls(str(exc).split(';')[0])}"
-    except RecursionError:
-        received = "arrays or tables nested too deeply to read"
-    linter.error(None, None, "valid TOML", received)
-    raise MeasurementError(linter.problems) from None
+        return load_toml(text)
+    except TomlProblem as exc:
+        linter.error(None, None, "valid TOML", str(exc))
+        raise MeasurementError(linter.problems) from None

@@ -8,7 +8,6 @@ colliding slugs and prefixes), and builds :class:`GpuSpec` values.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -28,7 +27,7 @@ from roofline.specs.ranges import (
     FP8_TO_BF16_RATIO_RANGE,
     PEAK_RANGE_FLOP_PER_S,
 )
-from roofline.specs.text import KeyProblem, describe, escape_controls
+from roofline.specs.text import KeyProblem, TomlProblem, describe, load_toml
 
 ASSUMED_BASIS = "assumed: copied from NVIDIA H100 (torchao measurement: 0.78 GEMM, 0.92 memory)"
 _DEFAULT_EFFICIENCY = {
@@ -259,16 +258,9 @@ def parse_specs(text: str, origin: str) -> SpecDatabase:
     """
     linter = _Linter(origin)
     try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        linter.error(None, None, "valid TOML", f"syntax error: {escape_controls(str(exc))}")
-        raise SpecError(linter.problems) from None
-    except ValueError as exc:  # an integer beyond Python's 4300-digit conversion limit
-        reason = escape_controls(str(exc).split(";")[0])
-        linter.error(None, None, "valid TOML", f"unreadable number: {reason}")
-        raise SpecError(linter.problems) from None
-    except RecursionError:
-        linter.error(None, None, "valid TOML", "arrays or tables nested too deeply to read")
+        doc = load_toml(text)
+    except TomlProblem as exc:
+        linter.error(None, None, "valid TOML", str(exc))
         raise SpecError(linter.problems) from None
     launch_s, entries = linter.lint_document(doc)
     built = [linter.lint_gpu(i, entry, launch_s) for i, entry in enumerate(entries)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import tomllib
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -143,3 +144,22 @@ def url_schema() -> dict[str, Any]:
         "maxLength": MAX_URL_LENGTH,
         "not": {"pattern": URL_REFUSED.pattern},
     }
+
+
+class TomlProblem(ValueError):
+    """Text that is not readable TOML; the message is what a lint reports as received."""
+
+
+def load_toml(text: str) -> dict[str, Any]:
+    """``tomllib.loads``, with every way it fails on hostile text raised as
+    :class:`TomlProblem`: a syntax error, an integer beyond Python's 4300-digit conversion
+    limit (a ValueError), or arrays nested deeply enough to exhaust the recursion limit."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TomlProblem(f"syntax error: {escape_controls(str(exc))}") from None
+    except ValueError as exc:
+        reason = escape_controls(str(exc).split(";")[0])
+        raise TomlProblem(f"unreadable number: {reason}") from None
+    except RecursionError:
+        raise TomlProblem("arrays or tables nested too deeply to read") from None

@@ -43,6 +43,12 @@ def mean_abs_error(points: Iterable[PointResult], model: ModelKind) -> float:
     return statistics.fmean(errors) if errors else float("nan")
 
 
+def worst_error(points: Iterable[PointResult], model: ModelKind) -> float:
+    """The largest absolute error of ``model`` over ``points``, sign kept (nan when empty)."""
+    errors = [p.error(model) for p in points]
+    return max(errors, key=abs) if errors else float("nan")
+
+
 class ModelKind(enum.StrEnum):
     """The two models every number is shown in."""
 
@@ -76,7 +82,7 @@ class SetResult:
 
     def worst_error(self, model: ModelKind) -> float:
         """The largest absolute relative error (sign kept) of the set."""
-        return max((p.error(model) for p in self.points), key=abs)
+        return worst_error(self.points, model)
 
     @property
     def scored(self) -> bool:
@@ -102,8 +108,7 @@ class ValidationReport:
 
     def worst_error(self, model: ModelKind, role: SetRole | None = None) -> float:
         """The largest absolute error over the scored sets' points (sign kept)."""
-        errors = [p.error(model) for result in self._scored(role) for p in result.points]
-        return max(errors, key=abs) if errors else float("nan")
+        return worst_error((p for r in self._scored(role) for p in r.points), model)
 
     def large_training_holdout(self) -> tuple[PointResult, ...]:
         """Held-out training points of a whole layer (not a single cast kernel, not an

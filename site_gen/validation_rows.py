@@ -25,6 +25,7 @@ from roofline.validation import (
     SetResult,
     ValidationReport,
     mean_abs_error,
+    worst_error,
 )
 from site_gen import safe
 from site_gen.context import Table, gpu_page, rel
@@ -112,12 +113,6 @@ def parameter_text(value: float, unit: str) -> str:
 # -- error summaries ------------------------------------------------------------------
 
 
-def worst(points: Iterable[PointResult], model: ModelKind) -> float:
-    """The largest absolute error of ``model`` over ``points``, sign kept (NaN if none)."""
-    errors = [p.error(model) for p in points]
-    return max(errors, key=abs) if errors else float("nan")
-
-
 def points_of(sets: Iterable[SetResult]) -> list[PointResult]:
     """Every point of ``sets``."""
     return [p for s in sets for p in s.points]
@@ -137,9 +132,9 @@ def _error_cells(points: Sequence[PointResult]) -> tuple[str, ...]:
     """Mean and worst error of torchao's model, then of the calibrated model."""
     return (
         pct(mean_abs_error(points, TORCHAO)),
-        signed_pct(worst(points, TORCHAO)),
+        signed_pct(worst_error(points, TORCHAO)),
         pct(mean_abs_error(points, CALIBRATED)),
-        signed_pct(worst(points, CALIBRATED)),
+        signed_pct(worst_error(points, CALIBRATED)),
     )
 
 

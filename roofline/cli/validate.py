@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 import textwrap
 from collections.abc import Callable, Iterable
@@ -43,6 +42,7 @@ from roofline.validation import (
     ValidationReport,
     mean_abs_error,
     validate,
+    worst_error,
 )
 
 EXIT_FAILED = 1
@@ -142,16 +142,8 @@ def _role_results(report: ValidationReport) -> dict[str, list[SetResult]]:
     return groups
 
 
-def _errors(results: Iterable[SetResult], model: ModelKind) -> list[float]:
-    return [p.error(model) for r in results for p in r.points]
-
-
-def _mean_abs(errors: list[float]) -> float:
-    return statistics.fmean(map(abs, errors)) if errors else math.nan
-
-
-def _worst(errors: list[float]) -> float:
-    return max(errors, key=abs) if errors else math.nan
+def _points(results: Iterable[SetResult]) -> list[PointResult]:
+    return [p for r in results for p in r.points]
 
 
 # -- json --------------------------------------------------------------------------------
@@ -202,8 +194,8 @@ def report_json(report: ValidationReport, measurements: str, calibration: str) -
         role: {
             "sets": len(results),
             "points": sum(len(r.points) for r in results),
-            "mean_error": _by_model(lambda m, rs=results: _mean_abs(_errors(rs, m))),
-            "worst_error": _by_model(lambda m, rs=results: _worst(_errors(rs, m))),
+            "mean_error": _by_model(lambda m, rs=results: mean_abs_error(_points(rs), m)),
+            "worst_error": _by_model(lambda m, rs=results: worst_error(_points(rs), m)),
         }
         for role, results in _role_results(report).items()
     }
@@ -279,12 +271,11 @@ def _overall_table(report: ValidationReport) -> str:
         f"  {'worst torchao':>13}  {'calibrated':>10}\n",
     ]
     for role, results in _role_results(report).items():
-        errors = [_errors(results, m) for m in MODELS]
-        means = [_pct(_mean_abs(e)) for e in errors]
-        worst = [_pct(_worst(e), signed=True) for e in errors]
-        points = sum(len(r.points) for r in results)
+        points = _points(results)
+        means = [_pct(mean_abs_error(points, m)) for m in MODELS]
+        worst = [_pct(worst_error(points, m), signed=True) for m in MODELS]
         lines.append(
-            f"  {role:8}  {len(results):>5}  {points:>6}  {means[0]:>12}  {means[1]:>10}"
+            f"  {role:8}  {len(results):>5}  {len(points):>6}  {means[0]:>12}  {means[1]:>10}"
             f"  {worst[0]:>13}  {worst[1]:>10}\n"
         )
     large = report.large_training_holdout()

@@ -29,6 +29,7 @@ from roofline.validation import (
     ValidationReport,
     mean_abs_error,
     validate,
+    worst_error,
 )
 from site_gen import safe
 from site_gen import validation_rows as vr
@@ -134,7 +135,7 @@ def _reading(report: ValidationReport) -> dict[str, Any]:
         out[role.value] = {
             "sets": len(vr.of_role(report, role)), "points": len(points),
             "t": vr.percent(mean_abs_error(points, t)), "c": vr.percent(mean_abs_error(points, c)),
-            "worst_c": vr.signed_percent(vr.worst(points, c)),
+            "worst_c": vr.signed_percent(worst_error(points, c)),
         }  # fmt: skip
     small = [p for p in vr.points_of(scored) if vr.small(p)]
     large = [p for p in vr.points_of(scored) if not vr.small(p)]

@@ -15,6 +15,11 @@ A GPU x recipe is one of four states (:class:`Support`), decided in this order:
 
 A GPU whose spec names no vendor or platform is judged by its hardware formats alone,
 and its verdict says so.
+
+A grouped (mixture-of-experts) layer needs a grouped GEMM kernel too
+(:attr:`Recipe.grouped_kernels`, per platform and architecture): ``grouped=True`` turns
+a native verdict hypothetical when there is none, or when the GPU's spec lists a grouped
+software gap (:attr:`GpuSpec.grouped_software_gaps`).
 """
 
 from __future__ import annotations
@@ -72,8 +77,46 @@ def platform_of(gpu: GpuSpec) -> Platform | None:
     return Platform(value) if value in tuple(Platform) else None
 
 
-def classify(gpu: GpuSpec, recipe: Recipe, mode: Mode | None = None) -> Capability:
-    """Classify ``recipe`` on ``gpu`` (in ``mode``, or in any mode it is modelled in)."""
+def classify(
+    gpu: GpuSpec, recipe: Recipe, mode: Mode | None = None, grouped: bool = False
+) -> Capability:
+    """Classify ``recipe`` on ``gpu`` (in ``mode``, or in any mode it is modelled in);
+    ``grouped`` judges its grouped (MoE) GEMMs."""
+    verdict = _classify_dense(gpu, recipe, mode)
+    if grouped and verdict.support in (Support.NATIVE, Support.EMULATED):
+        return _grouped(gpu, recipe, verdict)
+    return verdict
+
+
+def _grouped(gpu: GpuSpec, recipe: Recipe, dense: Capability) -> Capability:
+    """A dense-capable verdict, judged again for the recipe's grouped GEMM kernels."""
+    platform = platform_of(gpu)
+    if platform is None:
+        return dense
+    gap = gpu.grouped_software_gaps.get(recipe.name, "").strip().rstrip(".")
+    stack = recipe.grouped_kernels.get(platform)
+    if not gap and stack is not None and gpu.architecture not in stack.architectures:
+        if stack.architectures:
+            listed = ", ".join(stack.architectures)
+            gap = (
+                f"on {platform.label}, its grouped GEMMs ({stack.library}) run on {listed} "
+                "GPUs only"
+            )
+    elif stack is None and not gap:
+        gap = f"on {platform.label}, {recipe.grouped_gap}"
+    if not gap:
+        software = f"{dense.software}; its grouped GEMMs run on {stack.library}"
+        return Capability(dense.support, f"{dense.reason}; grouped GEMMs run on {stack.library}",
+                          dense.hardware, software)  # fmt: skip
+    reason = (
+        f"{gpu.name} runs recipe {recipe.name}'s dense GEMMs, but no grouped GEMM kernel: "
+        f"{gap}; the grouped estimate is hypothetical (what it would do if one did)"
+    )
+    return Capability(Support.HYPOTHETICAL, reason, dense.hardware, gap)
+
+
+def _classify_dense(gpu: GpuSpec, recipe: Recipe, mode: Mode | None) -> Capability:
+    """The verdict for the recipe's dense GEMMs."""
     software, kernels_ok = _software(gpu, recipe)
     missing = _missing_peak(gpu, recipe, mode)
     if missing is not None:
@@ -156,9 +199,9 @@ def _emulated(gpu: GpuSpec, recipe: Recipe, has_format: bool, software: str) -> 
     return Capability(Support.EMULATED, reason, hardware, software)
 
 
-def require(gpu: GpuSpec, recipe: Recipe, mode: Mode) -> Capability:
+def require(gpu: GpuSpec, recipe: Recipe, mode: Mode, grouped: bool = False) -> Capability:
     """The capability, raising :class:`UnsupportedError` when it is impossible."""
-    verdict = classify(gpu, recipe, mode)
+    verdict = classify(gpu, recipe, mode, grouped)
     if verdict.support is Support.IMPOSSIBLE:
         raise UnsupportedError(verdict.reason)
     return verdict

@@ -24,7 +24,12 @@ from roofline.formulas import QUANTITY_SYMBOLS, Quantity, RooflineModel, build_m
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.shapes import dim_error, dim_in_range
 from roofline.specs import GpuMatch, GpuSpec, SpecDatabase, VariantFallbackWarning, load_specs
-from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, SHAPE_SYMBOLS
+from roofline.symbols import (
+    CALIBRATION_SYMBOLS,
+    GROUPED_SHAPE_SYMBOLS,
+    HARDWARE_SYMBOLS,
+    SHAPE_SYMBOLS,
+)
 
 if TYPE_CHECKING:
     from roofline.calibration.params import CalibratedParameters
@@ -85,10 +90,12 @@ class CompiledModel:
         k: np.ndarray,
         n: np.ndarray,
         calibration: CalibratedParameters | None = None,
+        groups: np.ndarray | None = None,
     ) -> dict[str, np.ndarray]:
         """Seconds per term (GEMM or kernel), keyed by the term's stable key.
 
-        A calibrated model needs ``calibration``: the GPU's calibrated parameters.
+        A calibrated model needs ``calibration``: the GPU's calibrated parameters; a
+        grouped model needs ``groups``, the expert count G per shape.
         """
         hardware = gpu.hardware_values()
         # A parameter the model does not use may be absent (fp4 on an fp8-only GPU).
@@ -98,8 +105,13 @@ class CompiledModel:
                 raise ValueError("a calibrated model needs the GPU's calibrated parameters")
             numbers = calibration.numbers()
             args += [numbers[hw.spec_key] for hw in CALIBRATION_SYMBOLS]
-        results = self._fn(m, k, n, *args)
-        shape = np.broadcast(m, k, n).shape
+        dims = [m, k, n]
+        if self.model.grouped:
+            if groups is None:
+                raise ValueError("a grouped model needs the group count G")
+            dims.append(groups)
+        results = self._fn(*dims, *args)
+        shape = np.broadcast(*dims).shape
         return {
             term.key: np.broadcast_to(np.asarray(value, dtype=np.float64), shape)
             for term, value in zip(self.model.terms, results, strict=True)
@@ -119,10 +131,13 @@ class CompiledModel:
 
 
 @functools.cache
-def _compile(mode: Mode, recipe: Recipe, fusion: bool, calibrated: bool = False) -> CompiledModel:
-    model = build_model(mode, recipe, fusion, calibrated=calibrated)
+def _compile(
+    mode: Mode, recipe: Recipe, fusion: bool, calibrated: bool = False, grouped: bool = False
+) -> CompiledModel:
+    model = build_model(mode, recipe, fusion, calibrated=calibrated, grouped=grouped)
     symbols = (*HARDWARE_SYMBOLS, *CALIBRATION_SYMBOLS) if calibrated else HARDWARE_SYMBOLS
-    args = [*SHAPE_SYMBOLS, *(hw.symbol for hw in symbols)]
+    shape_symbols = GROUPED_SHAPE_SYMBOLS if grouped else SHAPE_SYMBOLS
+    args = [*shape_symbols, *(hw.symbol for hw in symbols)]
     exprs = [term.expr for term in model.terms]
     fn = sympy.lambdify(args, exprs, modules="numpy", cse=True)
     speedup = sympy.lambdify(
@@ -132,11 +147,17 @@ def _compile(mode: Mode, recipe: Recipe, fusion: bool, calibrated: bool = False)
 
 
 def compile_model(
-    mode: Mode | str, recipe: Recipe | str, fusion: bool = False, calibrated: bool = False
+    mode: Mode | str,
+    recipe: Recipe | str,
+    fusion: bool = False,
+    calibrated: bool = False,
+    grouped: bool = False,
 ) -> CompiledModel:
-    """The compiled model for (mode, recipe, fusion, calibrated); compiled once per process."""
+    """The compiled model for (mode, recipe, fusion, calibrated, grouped); compiled once
+    per process."""
     mode = Mode.parse(mode)
-    return _compile(mode, get_recipe(recipe, mode), bool(fusion), bool(calibrated))
+    recipe = get_recipe(recipe, mode)
+    return _compile(mode, recipe, bool(fusion), bool(calibrated), bool(grouped))
 
 
 def as_shape_array(name: str, values: Any) -> np.ndarray:
@@ -196,16 +217,21 @@ def check_divisibility(recipe: Recipe, dims: dict[str, np.ndarray]) -> None:
             )
 
 
-def _checked_shapes(recipe: Recipe, M: Any, K: Any, N: Any) -> list[np.ndarray]:
-    """M, K, N as broadcast float arrays, validated (dimension rule, divisibility)."""
-    dims = (as_shape_array("M", M), as_shape_array("K", K), as_shape_array("N", N))
+def _checked_shapes(recipe: Recipe, M: Any, K: Any, N: Any, groups: Any = None) -> list[np.ndarray]:
+    """M, K, N (and G when ``groups`` is given) as broadcast float arrays, validated
+    (dimension rule, divisibility)."""
+    dims = [as_shape_array("M", M), as_shape_array("K", K), as_shape_array("N", N)]
+    names = "M, K, N"
+    if groups is not None:
+        dims.append(as_shape_array("G (groups)", groups))
+        names += ", G"
     try:
-        m, k, n = np.broadcast_arrays(*dims)
+        arrays = np.broadcast_arrays(*dims)
     except ValueError:
         shapes = " x ".join(str(d.shape) for d in dims)
-        raise ShapeError(f"shape dimensions M, K, N do not broadcast together: {shapes}") from None
-    check_divisibility(recipe, {"M": m, "K": k, "N": n})
-    return [m, k, n]
+        raise ShapeError(f"shape dimensions {names} do not broadcast together: {shapes}") from None
+    check_divisibility(recipe, {"M": arrays[0], "K": arrays[1], "N": arrays[2]})
+    return list(arrays)
 
 
 @functools.cache
@@ -255,6 +281,7 @@ def evaluate(
     fusion: bool = False,
     specs: str | os.PathLike[str] | SpecDatabase | None = None,
     calibrated: bool = False,
+    groups: Any = None,
 ) -> dict[str, np.ndarray]:
     """Roofline columns for every shape, keyed by the CLI's (torchao's) column names.
 
@@ -272,6 +299,11 @@ def evaluate(
     ``calibrated=True`` returns the same columns from the calibrated model
     (:mod:`roofline.calibration`): efficiencies measured per format and kernel kind and
     fixed latencies fitted on public measurements. The default is torchao's model.
+
+    ``groups=G`` (integers, broadcast with the shape) evaluates a grouped layer, a
+    mixture-of-experts layer's GEMMs (:mod:`roofline.grouped`): ``M`` tokens in all,
+    split evenly over ``G`` experts, weights ``G x K x N``. ``groups=1`` equals the dense
+    model; ``None`` (the default) evaluates the dense model.
     """
     mode = Mode.parse(mode)
     recipe = get_recipe(recipe, mode)
@@ -279,13 +311,15 @@ def evaluate(
     if match.warning is not None:  # an unlisted variant: its figures may differ
         warnings.warn(match.warning, VariantFallbackWarning, stacklevel=2)
     spec = match.gpu
-    verdict = require(spec, recipe, mode)
+    verdict = require(spec, recipe, mode, grouped=groups is not None)
     if verdict.support is Support.HYPOTHETICAL:
         warnings.warn(verdict.reason, HypotheticalWarning, stacklevel=2)
     elif verdict.support is Support.EMULATED:
         warnings.warn(verdict.reason, EmulatedWarning, stacklevel=2)
     calibration = calibration_of(spec, specs) if calibrated else None
-    return evaluate_columns(spec, mode, recipe, M, K, N, fusion=fusion, calibration=calibration)
+    return evaluate_columns(
+        spec, mode, recipe, M, K, N, fusion=fusion, calibration=calibration, groups=groups
+    )
 
 
 def calibration_of(
@@ -308,14 +342,18 @@ def evaluate_columns(
     *,
     fusion: bool = False,
     calibration: CalibratedParameters | None = None,
+    groups: Any = None,
 ) -> dict[str, np.ndarray]:
     """:func:`evaluate` without lookups, capability checks or warnings (callers did them).
 
-    With ``calibration`` (the GPU's calibrated parameters), the calibrated model's columns.
+    With ``calibration`` (the GPU's calibrated parameters), the calibrated model's columns;
+    with ``groups``, a grouped layer's.
     """
-    m, k, n = _checked_shapes(recipe, M, K, N)
-    compiled = _compile(mode, recipe, bool(fusion), calibration is not None)
-    totals = compiled.totals(compiled.term_times(spec, m, k, n, calibration))
+    m, k, n, *g = _checked_shapes(recipe, M, K, N, groups)
+    grouped = groups is not None
+    compiled = _compile(mode, recipe, bool(fusion), calibration is not None, grouped)
+    times = compiled.term_times(spec, m, k, n, calibration, g[0] if grouped else None)
+    totals = compiled.totals(times)
     out: dict[str, np.ndarray] = {
         "fwd_M": m.astype(np.int64),
         "fwd_K": k.astype(np.int64),
@@ -340,11 +378,13 @@ def evaluate_terms(
     *,
     fusion: bool = False,
     calibration: CalibratedParameters | None = None,
+    groups: Any = None,
 ) -> dict[str, np.ndarray]:
     """Seconds per GEMM and cast kernel (the breakdown behind the columns); with
-    ``calibration``, the calibrated model's."""
+    ``calibration``, the calibrated model's; with ``groups``, a grouped layer's."""
     mode = Mode.parse(mode)
     recipe = get_recipe(recipe, mode)
-    m, k, n = _checked_shapes(recipe, M, K, N)
-    compiled = _compile(mode, recipe, bool(fusion), calibration is not None)
-    return compiled.term_times(spec, m, k, n, calibration)
+    m, k, n, *g = _checked_shapes(recipe, M, K, N, groups)
+    grouped = groups is not None
+    compiled = _compile(mode, recipe, bool(fusion), calibration is not None, grouped)
+    return compiled.term_times(spec, m, k, n, calibration, g[0] if grouped else None)

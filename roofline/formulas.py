@@ -22,12 +22,20 @@ from typing import Protocol
 
 import sympy
 
-from roofline.recipes import BF16, CastKernel, Format, Gemm, Mode, Recipe, Role, get_recipe
-from roofline.symbols import DIM0, DIM1, ETA_GEMM, ETA_MEM, MEM_BW, T_LAUNCH, K, M, N
+from roofline.grouped import (
+    GemmShape,
+    Rearrange,
+    gemm_shape,
+    rearrange_kernels,
+    role_dims,
+    when_grouped,
+)
+from roofline.recipes import BF16, CastKernel, Format, Mode, Phase, Recipe, Role, get_recipe
+from roofline.symbols import DIM0, DIM1, ETA_GEMM, ETA_MEM, MEM_BW, T_LAUNCH, K, M
 
 #: Bumped whenever any formula changes, so pages and reports can say which model
 #: produced a number. Format: <torchao release matched>.<project revision>.
-MODEL_VERSION = "torchao-0.18/r2"
+MODEL_VERSION = "torchao-0.18/r3"
 
 
 class Quantity(enum.StrEnum):
@@ -54,17 +62,9 @@ QUANTITY_LATEX: dict[sympy.Symbol, str] = {
     QUANTITY_SYMBOLS[Quantity.BF16_OVERHEAD]: r"T_{\mathrm{act}}^{\mathrm{bf16}}",
 }
 
-# The (m, k, n) of each training GEMM, in the layer's M, K, N.
-GEMM_DIMS: dict[Gemm, tuple[sympy.Symbol, sympy.Symbol, sympy.Symbol]] = {
-    Gemm.OUTPUT: (M, K, N),
-    Gemm.GRAD_INPUT: (M, N, K),
-    Gemm.GRAD_WEIGHT: (K, M, N),
-}
-# The (d_0, d_1) of each cast tensor.
-ROLE_DIMS: dict[Role, tuple[sympy.Symbol, sympy.Symbol]] = {
-    Role.INPUT: (M, K),
-    Role.WEIGHT: (K, N),
-    Role.GRAD_OUTPUT: (M, N),
+# The (d_0, d_1) of each cast tensor in a dense layer.
+ROLE_DIMS: dict[Role, tuple[sympy.Expr, sympy.Expr]] = {
+    role: role_dims(role, grouped=False) for role in Role
 }
 
 
@@ -92,28 +92,50 @@ class GemmTime:
 
 @functools.cache  # sympy's Max simplification is costly; models share GEMMs
 def gemm_time(
-    m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, scale_block: int | None
+    m: sympy.Expr,
+    k: sympy.Expr,
+    n: sympy.Expr,
+    fmt: Format,
+    scale_block: int | None,
+    rhs_copies: sympy.Expr = sympy.S.One,
+    out_copies: sympy.Expr = sympy.S.One,
 ) -> GemmTime:
     """An m x k @ k x n GEMM with operands in ``fmt`` and a bf16 output.
 
     With ``scale_block``, the GEMM also reads one one-byte scale per ``scale_block``
-    operand elements, counted as torchao does: floor of the summed operand size.
+    operand elements, counted as torchao does: floor of the summed operand size. A
+    grouped GEMM reads ``rhs_copies`` right operands or writes ``out_copies`` outputs
+    (:mod:`roofline.grouped`); its FLOPs are the dense GEMM's, split over the groups.
     """
     flops = 2 * m * k * n
     compute = flops / (ETA_GEMM.symbol * fmt.peak.symbol)
-    operand_elements = m * k + k * n
+    operand_elements = m * k + rhs_copies * k * n
     if scale_block is not None:
         operand_elements = operand_elements + sympy.floor(operand_elements / scale_block)
-    bytes_moved = fmt.bytes_per_element * operand_elements + BF16.bytes_per_element * m * n
+    output_bytes = BF16.bytes_per_element * out_copies * m * n
+    bytes_moved = fmt.bytes_per_element * operand_elements + output_bytes
     return GemmTime(compute, memory_time(bytes_moved))
 
 
+def shaped_gemm_time(shape: GemmShape, fmt: Format, scale_block: int | None) -> GemmTime:
+    """:func:`gemm_time` of a dense or grouped GEMM shape."""
+    copies = (shape.rhs_copies, shape.out_copies)
+    return gemm_time(shape.m, shape.k, shape.n, fmt, scale_block, *copies)
+
+
 @functools.cache
-def cast_kernel_time(kernel: CastKernel, fused: bool) -> sympy.Expr:
+def cast_kernel_time(kernel: CastKernel, fused: bool, grouped: bool = False) -> sympy.Expr:
     """max(bytes / achievable bandwidth, launch floor) for one cast kernel."""
-    d0, d1 = ROLE_DIMS[kernel.role]
+    d0, d1 = role_dims(kernel.role, grouped)
     bytes_moved = kernel.bytes_moved(fused).xreplace({DIM0: d0, DIM1: d1})
     return sympy.Max(memory_time(bytes_moved), T_LAUNCH.symbol)
+
+
+@functools.cache
+def rearrange_time(kernel: Rearrange) -> sympy.Expr:
+    """A scale rearrangement in torchao's style: max(bytes / bandwidth, launch floor),
+    only where there is more than one group."""
+    return when_grouped(sympy.Max(memory_time(kernel.bytes_moved), T_LAUNCH.symbol))
 
 
 def bf16_activation_time() -> sympy.Expr:
@@ -131,6 +153,7 @@ class Term:
     quantity: Quantity
     expr: sympy.Expr
     gemm: GemmTime | None = None  # set for GEMM terms, to classify them as bound
+    phase: Phase = Phase.FORWARD
 
     @property
     def is_gemm(self) -> bool:
@@ -147,6 +170,7 @@ class RooflineModel:
     fusion: bool
     terms: tuple[Term, ...]
     calibrated: bool = False
+    grouped: bool = False  # a grouped (MoE) layer: the terms use G, the expert count
 
     def total(self, quantity: Quantity) -> sympy.Expr:
         """The sum of the terms in ``quantity``; the speedup for ``Quantity.SPEEDUP``."""
@@ -188,14 +212,16 @@ class Timing(Protocol):
     """How a model times its pieces: torchao's (:data:`TORCHAO_TIMING`) or the calibrated
     model's (:mod:`roofline.calibration.terms`). Both share the term list built here."""
 
-    def gemm(
-        self, m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, recipe: Recipe
-    ) -> GemmTime:
+    def gemm(self, shape: GemmShape, fmt: Format, recipe: Recipe) -> GemmTime:
         """One GEMM of ``recipe`` with operands in ``fmt`` (bf16 for the baseline)."""
         ...
 
-    def cast(self, kernel: CastKernel, fused: bool) -> sympy.Expr:
-        """One cast kernel, in the layer's M, K, N."""
+    def cast(self, kernel: CastKernel, fused: bool, grouped: bool) -> sympy.Expr:
+        """One cast kernel, in the layer's M, K, N (and G when ``grouped``)."""
+        ...
+
+    def rearrange(self, kernel: Rearrange) -> sympy.Expr:
+        """One scale rearrangement of a grouped layer (0 when G = 1)."""
         ...
 
     def activation(self) -> sympy.Expr:
@@ -206,14 +232,15 @@ class Timing(Protocol):
 class _TorchaoTiming:
     """torchao 0.18's timing: max(compute, memory, launch floor) with one efficiency each."""
 
-    def gemm(
-        self, m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, recipe: Recipe
-    ) -> GemmTime:
+    def gemm(self, shape: GemmShape, fmt: Format, recipe: Recipe) -> GemmTime:
         scale_block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
-        return gemm_time(m, k, n, fmt, scale_block)
+        return shaped_gemm_time(shape, fmt, scale_block)
 
-    def cast(self, kernel: CastKernel, fused: bool) -> sympy.Expr:
-        return cast_kernel_time(kernel, fused)
+    def cast(self, kernel: CastKernel, fused: bool, grouped: bool) -> sympy.Expr:
+        return cast_kernel_time(kernel, fused, grouped)
+
+    def rearrange(self, kernel: Rearrange) -> sympy.Expr:
+        return rearrange_time(kernel)
 
     def activation(self) -> sympy.Expr:
         return bf16_activation_time()
@@ -222,36 +249,25 @@ class _TorchaoTiming:
 TORCHAO_TIMING: Timing = _TorchaoTiming()
 
 
-def _gemm_terms(mode: Mode, recipe: Recipe, timing: Timing) -> list[Term]:
+def _gemm_terms(mode: Mode, recipe: Recipe, timing: Timing, grouped: bool) -> list[Term]:
     plan = recipe.plan(mode)
     terms = []
+    kind = "grouped GEMM" if grouped else "GEMM"
     for gemm, fmt in plan.gemm_formats.items():
-        m, k, n = GEMM_DIMS[gemm]
-        shape = f"{m}x{k} @ {k}x{n}"
-        base = timing.gemm(m, k, n, BF16, recipe)
-        terms.append(
-            Term(
-                f"gemm.{gemm}.bf16",
-                f"{gemm} GEMM, bf16 ({shape})",
-                Quantity.BF16_GEMM,
-                base.total,
-                base,
-            )
-        )
-        lowp = timing.gemm(m, k, n, fmt, recipe)
-        terms.append(
-            Term(
-                f"gemm.{gemm}.lowp",
-                f"{gemm} GEMM, {fmt.name} ({shape})",
-                Quantity.LOWP_GEMM,
-                lowp.total,
-                lowp,
-            )
-        )
+        shape = gemm_shape(gemm, grouped)
+        for fmt_used, tag, quantity in (
+            (BF16, "bf16", Quantity.BF16_GEMM),
+            (fmt, "lowp", Quantity.LOWP_GEMM),
+        ):
+            time = timing.gemm(shape, fmt_used, recipe)
+            label = f"{gemm} {kind}, {fmt_used.name} ({shape.text})"
+            terms.append(Term(f"gemm.{gemm}.{tag}", label, quantity, time.total, time, gemm.phase))
     return terms
 
 
-def _cast_terms(mode: Mode, recipe: Recipe, fusion: bool, timing: Timing) -> list[Term]:
+def _cast_terms(
+    mode: Mode, recipe: Recipe, fusion: bool, timing: Timing, grouped: bool
+) -> list[Term]:
     # Training fusion lets the first read of input and grad_output ride on the op that
     # produced them; inference fusion moves the activation into the quantize kernel,
     # which torchao models as unchanged traffic (the bf16 side pays the activation).
@@ -262,15 +278,38 @@ def _cast_terms(mode: Mode, recipe: Recipe, fusion: bool, timing: Timing) -> lis
         counts[kernel.role] = counts.get(kernel.role, 0) + 1
         key = f"cast.{kernel.role}.{counts[kernel.role]}"
         label = f"{kernel.role}: {kernel.description}"
-        terms.append(Term(key, label, Quantity.OVERHEAD, timing.cast(kernel, fused)))
+        time = timing.cast(kernel, fused, grouped)
+        terms.append(Term(key, label, Quantity.OVERHEAD, time, phase=kernel.phase))
     return terms
 
 
+def _rearrange_terms(mode: Mode, recipe: Recipe, timing: Timing) -> list[Term]:
+    return [
+        Term(
+            kernel.key,
+            f"{kernel.gemm} GEMM {kernel.operand} scales -> per-group layout",
+            Quantity.OVERHEAD,
+            timing.rearrange(kernel),
+            phase=kernel.phase,
+        )
+        for kernel in rearrange_kernels(mode, recipe)
+    ]
+
+
 def assemble_model(
-    mode: Mode, recipe: Recipe, fusion: bool, timing: Timing, calibrated: bool = False
+    mode: Mode,
+    recipe: Recipe,
+    fusion: bool,
+    timing: Timing,
+    calibrated: bool = False,
+    grouped: bool = False,
 ) -> RooflineModel:
-    """The model's terms (GEMMs, cast kernels, the bf16 activation) timed by ``timing``."""
-    terms = _gemm_terms(mode, recipe, timing) + _cast_terms(mode, recipe, fusion, timing)
+    """The model's terms (GEMMs, cast kernels, the bf16 activation) timed by ``timing``;
+    ``grouped`` builds a grouped (MoE) layer of G experts (:mod:`roofline.grouped`)."""
+    terms = _gemm_terms(mode, recipe, timing, grouped)
+    terms += _cast_terms(mode, recipe, fusion, timing, grouped)
+    if grouped:
+        terms += _rearrange_terms(mode, recipe, timing)
     if mode is Mode.INFERENCE and fusion:
         terms.append(
             Term(
@@ -280,26 +319,32 @@ def assemble_model(
                 timing.activation(),
             )
         )
-    return RooflineModel(mode, recipe, fusion, tuple(terms), calibrated)
+    return RooflineModel(mode, recipe, fusion, tuple(terms), calibrated, grouped)
 
 
 def build_model(
-    mode: Mode | str, recipe: Recipe | str, fusion: bool = False, calibrated: bool = False
+    mode: Mode | str,
+    recipe: Recipe | str,
+    fusion: bool = False,
+    calibrated: bool = False,
+    grouped: bool = False,
 ) -> RooflineModel:
     """The symbolic model for ``recipe`` in ``mode``; cached, so built once per process.
 
     ``calibrated=True`` builds the calibrated model (:mod:`roofline.calibration.terms`):
     the same terms under the same keys, timed with measured and fitted efficiencies.
+    ``grouped=True`` builds a grouped (mixture-of-experts) layer in the symbol G, the
+    number of experts (:mod:`roofline.grouped`); at G = 1 it equals the dense model.
     """
     mode = Mode.parse(mode)
     recipe = get_recipe(recipe, mode)
     if calibrated:
         from roofline.calibration.terms import build_calibrated  # it imports this module
 
-        return build_calibrated(mode, recipe, bool(fusion))
-    return _build_model(mode, recipe, bool(fusion))
+        return build_calibrated(mode, recipe, bool(fusion), bool(grouped))
+    return _build_model(mode, recipe, bool(fusion), bool(grouped))
 
 
 @functools.cache
-def _build_model(mode: Mode, recipe: Recipe, fusion: bool) -> RooflineModel:
-    return assemble_model(mode, recipe, fusion, TORCHAO_TIMING)
+def _build_model(mode: Mode, recipe: Recipe, fusion: bool, grouped: bool) -> RooflineModel:
+    return assemble_model(mode, recipe, fusion, TORCHAO_TIMING, grouped=grouped)

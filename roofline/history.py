@@ -197,6 +197,8 @@ def spec_history(repo_root: str | Path, path: str = SPEC_PATH, limit: int = 30) 
     note = "" if entries else f"no commits changed {path}"
     shallow = _is_shallow(root)
     if shallow:
-        note = ("this history was read from a shallow clone, so older commits are missing "
-                f"(run git fetch --unshallow, or check out with fetch-depth 0). {note}")
+        note = (
+            "this history was read from a shallow clone, so older commits are missing "
+            f"(run git fetch --unshallow, or check out with fetch-depth 0). {note}"
+        )
     return SpecHistory(entries, note.strip(), path, truncated, shallow)

@@ -17,6 +17,14 @@ ones in :func:`roofline.evaluate.compile_model`). Its terms have the same keys, 
 and quantities as torchao's, so they share ``meta``; it also reports each term's fixed
 latency (``key#latency``), and names the hardware figures torchao's model uses that it
 does not (``ignores``: the efficiencies and launch floor it replaces).
+
+Each model also carries ``grouped``: the grouped (mixture-of-experts) layer of the same
+(mode, recipe, fusion) (:mod:`roofline.grouped`, ``build_model(..., grouped=True)``),
+with its own ``meta`` (it adds the scale-rearrangement kernels), ``times`` of
+``(M, K, N, G, hw)``, ``speedup`` and ``calibrated`` (``times`` of
+``(M, K, N, G, hw, cal)``), as :func:`roofline.evaluate.evaluate` computes with
+``groups=G``. Its grouped-only terms and factors are sympy ``Piecewise`` on ``G > 1``,
+printed as JavaScript conditionals, so at ``G = 1`` it is the dense model.
 """
 
 from __future__ import annotations
@@ -29,21 +37,39 @@ from sympy.printing.jscode import JavascriptCodePrinter
 
 from roofline.evaluate import COLUMN_QUANTITIES, COLUMN_SUMS, columns_for
 from roofline.formulas import MODEL_VERSION, QUANTITY_SYMBOLS, RooflineModel, build_model
-from roofline.recipes import RECIPE_LIST
-from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, SHAPE_SYMBOLS, HardwareSymbol
+from roofline.recipes import RECIPE_LIST, Mode, Recipe
+from roofline.symbols import (
+    CALIBRATION_SYMBOLS,
+    GROUPED_SHAPE_SYMBOLS,
+    HARDWARE_SYMBOLS,
+    SHAPE_SYMBOLS,
+    HardwareSymbol,
+)
 
 # What a generated function calls its arguments; no model symbol may be named like them.
-_ARGUMENTS = ("M", "K", "N", "hw", "cal")
+_ARGUMENTS = ("M", "K", "N", "G", "hw", "cal")
 
 
 class _Printer(JavascriptCodePrinter):
-    """sympy's JavaScript printer with Max/Min as Math calls of any arity."""
+    """sympy's JavaScript printer with Max/Min as Math calls of any arity, and Piecewise
+    as one line of conditional expressions."""
 
     def _print_Max(self, expr: sympy.Max) -> str:
         return "Math.max(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
     def _print_Min(self, expr: sympy.Min) -> str:
         return "Math.min(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Piecewise(self, expr: sympy.Piecewise) -> str:
+        """``((c1) ? (e1) : ((c2) ? (e2) : (e3)))``: sympy's own printer spreads each
+        branch over three lines; the parentheses keep every branch one operand."""
+        *pairs, (otherwise, last) = expr.args
+        if last != sympy.true:  # no default: some inputs would have no value
+            raise ValueError(f"Piecewise without an (expr, True) default: {expr}")
+        text = f"({self._print(otherwise)})"
+        for value, condition in reversed(pairs):
+            text = f"(({self._print(condition)}) ? ({self._print(value)}) : {text})"
+        return text
 
 
 def model_key(mode: str, recipe: str, fusion: bool) -> str:
@@ -53,9 +79,19 @@ def model_key(mode: str, recipe: str, fusion: bool) -> str:
 
 def fixed_latency(expr: sympy.Expr) -> sympy.Expr:
     """The part of a term's time that does not grow with the shape: its summands free of
-    M, K and N (a calibrated term's fixed latency; 0 for torchao's max-with-floor terms)."""
+    M, K and N (a calibrated term's fixed latency; 0 for torchao's max-with-floor terms).
+    A grouped term's Piecewise (a kernel only grouped layers run) keeps its conditions:
+    its fixed part per branch."""
+    if isinstance(expr, sympy.Piecewise):
+        return sympy.Piecewise(*((fixed_latency(e), c) for e, c in expr.args))
     shape = set(SHAPE_SYMBOLS)
-    return sympy.Add(*(a for a in sympy.Add.make_args(expr) if not a.free_symbols & shape))
+    parts = []
+    for a in sympy.Add.make_args(expr):
+        if isinstance(a, sympy.Piecewise):
+            parts.append(fixed_latency(a))
+        elif not a.free_symbols & shape:
+            parts.append(a)
+    return sympy.Add(*parts)
 
 
 def _outputs(model: RooflineModel) -> list[tuple[str, sympy.Expr]]:
@@ -84,13 +120,25 @@ def _parameters(model: RooflineModel, exprs: list[sympy.Expr]) -> list[tuple[str
     return params
 
 
+def arguments(model: RooflineModel) -> tuple[str, ...]:
+    """The arguments of ``model``'s generated function: the shape (with ``G`` for a
+    grouped layer), ``hw``, and ``cal`` for a calibrated model."""
+    shape = GROUPED_SHAPE_SYMBOLS if model.grouped else SHAPE_SYMBOLS
+    return (*(s.name for s in shape), "hw", *(("cal",) if model.calibrated else ()))
+
+
 def model_function(model: RooflineModel) -> str:
     """One JavaScript function ``(M, K, N, hw) => {key: seconds}`` for ``model``; for a
-    calibrated model ``(M, K, N, hw, cal)``, ``cal`` mapping parameter key -> value."""
+    calibrated model ``(M, K, N, hw, cal)``, ``cal`` mapping parameter key -> value; a
+    grouped model takes ``G`` after ``N`` (:func:`arguments`)."""
     printer = _Printer({"full_prec": True})
     outputs = _outputs(model)
+    free = set().union(*(expr.free_symbols for _, expr in outputs))
+    shape = set(GROUPED_SHAPE_SYMBOLS if model.grouped else SHAPE_SYMBOLS)
+    # Every shape symbol a term uses is an argument (a dense model never reads G).
+    assert not (free & set(GROUPED_SHAPE_SYMBOLS)) - shape, (model.recipe.name, model.grouped)
     replacements, reduced = sympy.cse([expr for _, expr in outputs])
-    lines = ["function (M, K, N, hw, cal) {" if model.calibrated else "function (M, K, N, hw) {"]
+    lines = [f"function ({', '.join(arguments(model))}) {{"]
     for source, param in _parameters(model, [expr for _, expr in outputs]):
         lines.append(f"  const {param.symbol.name} = {source}[{json.dumps(param.spec_key)}];")
     for symbol, expr in replacements:
@@ -157,10 +205,24 @@ def calibrated_entry(torchao: RooflineModel, calibrated: RooflineModel) -> str:
     )
 
 
+def model_entry(mode: Mode, recipe: Recipe, fusion: bool, grouped: bool = False) -> str:
+    """``{meta, times, speedup, calibrated}`` of one model, torchao's with the calibrated
+    one beside it; of a grouped layer with ``grouped=True``."""
+    model = build_model(mode, recipe, fusion, grouped=grouped)
+    calibrated = build_model(mode, recipe, fusion, calibrated=True, grouped=grouped)
+    assert model.grouped == calibrated.grouped == grouped
+    meta = json.dumps(model_metadata(model))
+    body = model_function(model).replace("\n", "\n  ")
+    return (
+        f"{{meta: {meta}, times: {body},\n    speedup: {speedup_function(model)},"
+        f"\n    calibrated: {calibrated_entry(model, calibrated)}}}"
+    )
+
+
 @functools.cache
 def calculator_script() -> str:
     """The whole generated script: every recipe x mode x fusion model, torchao's and the
-    calibrated one (built once)."""
+    calibrated one, each also as a grouped layer (built once)."""
     assert [s.name for s in SHAPE_SYMBOLS] == ["M", "K", "N"]  # the function's parameters
     parts = [
         "// Generated by roofline.jscode from the model's sympy expressions. Do not edit.",
@@ -170,16 +232,10 @@ def calculator_script() -> str:
     for recipe in RECIPE_LIST:
         for mode in recipe.modes:
             for fusion in (False, True):
-                model = build_model(mode, recipe, fusion)
                 key = json.dumps(model_key(mode.value, recipe.name, fusion))
-                meta = json.dumps(model_metadata(model))
-                body = model_function(model).replace("\n", "\n  ")
-                speedup = speedup_function(model)
-                calibrated = calibrated_entry(model, build_model(mode, recipe, fusion, True))
-                parts.append(
-                    f"  models[{key}] = {{meta: {meta}, times: {body},\n    speedup: {speedup},"
-                    f"\n    calibrated: {calibrated}}};"
-                )
+                parts.append(f"  models[{key}] = {model_entry(mode, recipe, fusion)};")
+                grouped = model_entry(mode, recipe, fusion, grouped=True)
+                parts.append(f"  models[{key}].grouped = {grouped};")
     parts += [
         f"  const columns = {json.dumps(column_spec())};",
         f"  root.RooflineModels = {{version: {json.dumps(MODEL_VERSION)}, models: models, "

@@ -90,6 +90,27 @@ DEVIATIONS: tuple[Note, ...] = (
         f"file ({_LAUNCH} by default), as torchao does; the model applies it per kernel, "
         "including zero-traffic reduction stages.",
     ),
+    Note(
+        "Grouped (mixture-of-experts) layers in torchao's style",
+        "torchao 0.18's roofline has no grouped GEMMs; its MoE script "
+        "(benchmarks/prototype/moe_training/mxfp8/roofline_unified.py) sums compute-only "
+        "grouped GEMMs and bytes-only quantize and scale-rearrangement kernels. Atlas times "
+        "the grouped layer like its dense one instead (each GEMM the longest of compute, "
+        "memory and the launch floor, with G x K x N weight bytes or grad_weight output; 3D "
+        "weight casts over G x K x N; one rearrangement kernel per block-scaled operand, one "
+        "byte read and written per scale), which makes a layer of one group the dense layer.",
+        "roofline/grouped.py; torchao benchmarks/prototype/moe_training/mxfp8/roofline_unified.py",
+    ),
+    Note(
+        "NVFP4 training added",
+        "torchao 0.18's roofline models NVFP4 for inference only. The nvfp4 training recipe "
+        "follows torchao's prototype NVFP4 training kernels (and Transformer Engine's "
+        "NVFP4BlockScaling): three fp4 GEMMs; per activation an RHT + amax pass and one cast "
+        "writing the row copy and the Hadamard-transformed column copy (stochastic rounding "
+        "for gradients); for the weight an amax pass and one 16 x 16 block cast writing "
+        "both layouts.",
+        "torchao prototype nvfp4_training; roofline/recipes/kernels.py nvfp4_training",
+    ),
 )
 
 #: What the roofline does not capture (shown beside every estimate's method).
@@ -212,5 +233,28 @@ CALIBRATED: tuple[Note, ...] = (
         "the mean ratio over the GPUs where both are known; a cast kind's fraction is the "
         "mean over the GPUs that measured it. The range is the span of those GPUs' values.",
         "roofline/calibration/params.py",
+    ),
+    Note(
+        "Grouped GEMMs at a measured fraction of the dense rate",
+        "A grouped GEMM runs at rho times the dense GEMM rate of its format: rho_2D3D for "
+        "the output and grad_input GEMMs (tokens x K @ G x K x N), rho_2D2D for grad_weight "
+        "(K-grouped). Both are read off kernel measurements: B200 MXFP8 (torchao's MoE "
+        "kernel breakdown) and H100 blockwise fp8 (DeepGEMM); other GPUs take their mean, "
+        "marked assumed. The bf16 baseline's grouped GEMM (torch._grouped_mm) is another "
+        "kernel: it runs at beta_bf16 times that rate, fitted on B200's published MXFP8 / "
+        "bf16 grouped-GEMM speedups at 8 experts (2 and 4 held out). Balanced routing is "
+        "assumed (the time depends on the total tokens only). With one group the factors "
+        "are 1: a dense layer.",
+        "roofline/calibration/terms.py calibrated_gemm_time; measurements M3, M4",
+    ),
+    Note(
+        "Kernels of their own kind: rearrangements and NVFP4 training casts",
+        "Scale rearrangements, the RHT + amax pass, the NVFP4 row + RHT column casts (round "
+        "to nearest and stochastic) and the 16 x 16 weight cast each have a bandwidth "
+        "fraction and a fixed latency of their own, read off kernel measurements (B200 MoE "
+        "kernels; GB200 NVFP4 training kernels at three sizes, a fourth held out). "
+        "torchao's K-group rearrangement walks each group's tokens serially, so it also "
+        "pays a latency per step of M / (4 x block x G).",
+        "roofline/symbols.py; roofline/data/calibration.toml; measurements M4, M5",
     ),
 )

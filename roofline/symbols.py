@@ -14,6 +14,10 @@ import sympy
 
 M, K, N = sympy.symbols("M K N", integer=True, positive=True)
 SHAPE_SYMBOLS: tuple[sympy.Symbol, sympy.Symbol, sympy.Symbol] = (M, K, N)
+# Experts of a grouped GEMM (a mixture-of-experts layer): M tokens in all, split over G
+# groups, each with its own K x N weight. Only the grouped model has this symbol.
+G = sympy.Symbol("G", integer=True, positive=True)
+GROUPED_SHAPE_SYMBOLS: tuple[sympy.Symbol, ...] = (M, K, N, G)
 
 # The two dimensions of a tensor being cast; recipes write their kernel bytes in these.
 DIM0, DIM1 = sympy.symbols("d_0 d_1", integer=True, positive=True)
@@ -175,6 +179,90 @@ T_CAST = _hw(
     "s",
 )
 
+# -- grouped GEMMs and the kernels only grouped or NVFP4 training layers run ------------
+# Measured on the GPUs named in roofline/data/calibration.toml (M3, M4, M5 of the
+# measurement file); elsewhere assumed (see roofline.calibration.params).
+
+RHO_2D3D = _hw(
+    "rho_2d3d",
+    "grouped_efficiency.2d3d",
+    r"\rho_{\mathrm{2D3D}}",
+    "achieved rate of a 2D-3D grouped GEMM (tokens x K @ G x K x N: output, grad_input) over "
+    "the dense GEMM of the same format",
+    "1",
+)
+RHO_2D2D = _hw(
+    "rho_2d2d",
+    "grouped_efficiency.2d2d",
+    r"\rho_{\mathrm{2D2D}}",
+    "achieved rate of a 2D-2D grouped GEMM (K x tokens @ tokens x N -> G x K x N: grad_weight) "
+    "over the dense GEMM of the same format",
+    "1",
+)
+
+# The bf16 baseline's grouped GEMM (torch._grouped_mm) is another kernel from the
+# low-precision one, with its own rate relative to its dense GEMM.
+RHO_BF16 = _hw(
+    "rho_bf16",
+    "grouped_efficiency.bf16",
+    r"\beta_{\mathrm{bf16}}",
+    "rate of a bf16 grouped GEMM relative to its dense bf16 GEMM, over the same ratio of "
+    "the low-precision grouped GEMM of the same layout (rho)",
+    "1",
+)
+
+
+def _kind_pair(kind: str, latex: str, what: str) -> tuple[HardwareSymbol, HardwareSymbol]:
+    """A cast kind's bandwidth fraction (per GPU) and fixed latency (model-wide)."""
+    eta = _hw(
+        f"eta_{kind}",
+        f"cast_efficiency.{kind}",
+        rf"\eta_{{\mathrm{{{latex}}}}}",
+        f"achieved fraction of peak bandwidth in {what}",
+        "1",
+    )
+    latency = _hw(
+        f"t_{kind}",
+        f"{kind}_fixed_latency_s",
+        rf"t_{{\mathrm{{{latex}}}}}",
+        f"fixed latency of {what} (added to its memory time)",
+        "s",
+    )
+    return eta, latency
+
+
+ETA_REARRANGE, T_REARRANGE = _kind_pair(
+    "rearrange", "rearr", "scale-rearrangement kernels of 2D-3D grouped GEMMs (per group)"
+)
+ETA_REARRANGE_K, _ = _kind_pair(
+    "rearrange_k", "rearr,K", "scale-rearrangement kernels of 2D-2D grouped GEMMs (groups along K)"
+)
+# torchao's K-group rearrangement runs one program per (group, row block), each walking
+# its group's tokens serially in tiles of 4 scale columns: its time grows with M / G.
+T_REARRANGE_K = _hw(
+    "t_rearrange_k",
+    "rearrange_k_step_latency_s",
+    r"t_{\mathrm{rearr,K}}",
+    "time per serial step (4 scale columns of one group) of a 2D-2D scale rearrangement",
+    "s",
+)
+ETA_HADAMARD_AMAX, T_HADAMARD_AMAX = _kind_pair(
+    "hadamard_amax", "RHT,amax", "random-Hadamard-transform + amax kernels (NVFP4 training)"
+)
+ETA_HADAMARD_CAST, T_HADAMARD_CAST = _kind_pair(
+    "hadamard_cast",
+    "RHT,cast",
+    "NVFP4 row + column casts with the random Hadamard transform, round-to-nearest",
+)
+ETA_HADAMARD_CAST_SR, T_HADAMARD_CAST_SR = _kind_pair(
+    "hadamard_cast_sr",
+    "RHT,SR",
+    "NVFP4 row + column casts with the random Hadamard transform, stochastic rounding",
+)
+ETA_FP4_TILE, T_FP4_TILE = _kind_pair(
+    "fp4_tile", "fp4,tile", "NVFP4 16 x 16 two-dimensional weight casts (row + column outputs)"
+)
+
 #: The calibrated model's parameters, in argument order after HARDWARE_SYMBOLS.
 CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
     ETA_GEMM_BF16,
@@ -188,6 +276,21 @@ CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
     T_GEMM,
     T_GEMM_FP4,
     T_CAST,
+    RHO_2D3D,
+    RHO_2D2D,
+    RHO_BF16,
+    ETA_REARRANGE,
+    ETA_REARRANGE_K,
+    ETA_HADAMARD_AMAX,
+    ETA_HADAMARD_CAST,
+    ETA_HADAMARD_CAST_SR,
+    ETA_FP4_TILE,
+    T_REARRANGE,
+    T_REARRANGE_K,
+    T_HADAMARD_AMAX,
+    T_HADAMARD_CAST,
+    T_HADAMARD_CAST_SR,
+    T_FP4_TILE,
 )
 
 #: Symbol -> LaTeX name, for ``sympy.latex(expr, symbol_names=LATEX_NAMES)``.

@@ -142,11 +142,13 @@ def predict_set(
     gpu = specs[mset.gpu]
     recipe = get_recipe(mset.recipe, mset.mode)
     calibrated = calibration is not None
-    compiled = compile_model(mset.mode, recipe, mset.fusion, calibrated=calibrated)
+    grouped = mset.groups is not None
+    compiled = compile_model(mset.mode, recipe, mset.fusion, calibrated, grouped)
     params = calibration_for(gpu, specs, calibration) if calibrated else None
     owner = np.array([i for i, p in enumerate(mset.points) for _ in p.shapes])
     dims = np.array([s for p in mset.points for s in p.shapes], dtype=np.float64)
-    times = compiled.term_times(gpu, dims[:, 0], dims[:, 1], dims[:, 2], params)
+    groups = np.full(len(owner), float(mset.groups)) if grouped else None
+    times = compiled.term_times(gpu, dims[:, 0], dims[:, 1], dims[:, 2], params, groups)
     count = len(mset.points)
 
     def total(keys: Iterable[str]) -> np.ndarray:

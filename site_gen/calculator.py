@@ -16,7 +16,10 @@ work offline, even from ``file://``):
   exactly what ``roofline eval`` says. It also carries what the page checks its query
   string against (the names the CLI accepts, with the CLI's "unknown ..." messages, the
   largest dimension, and the spec lint's range of every hardware figure), so a hostile
-  or mistyped link is reported, never obeyed.
+  or mistyped link is reported, never obeyed. For a grouped (mixture-of-experts) layer,
+  the ``G`` input, it carries each GPU's grouped verdict (``classify(..., grouped=True)``)
+  and the evaluator's messages for G; for the model-preset picker, every model preset's
+  GEMMs (:mod:`site_gen.calculator_models`).
 
 ``docs/assets/javascripts/calculator.js`` is the UI; it assembles the eval columns from
 the generated totals as :func:`roofline.evaluate.evaluate_columns` does.
@@ -38,6 +41,7 @@ from roofline.errors import RooflineError, ShapeError, unknown
 from roofline.evaluate import as_shape_array, calibration_of, check_divisibility
 from roofline.formulas import MODEL_VERSION
 from roofline.jscode import calculator_script
+from roofline.presets import ModelDatabase, load_models
 from roofline.recipes import RECIPE_LIST, Mode, Recipe, get_recipe
 from roofline.shapes import MAX_DIM, llama, pow2
 from roofline.specs import (
@@ -50,6 +54,8 @@ from roofline.specs import (
 )
 from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS
 from site_gen import config, safe
+from site_gen.calculator_models import groups_messages, preset_data
+from site_gen.calculator_models import template as _template
 
 GEN = config.GENERATED_DIRNAME
 MODELS_JS = f"{GEN}/calculator/models.js"
@@ -76,29 +82,21 @@ FUSION_VALUES: dict[str, bool] = {"0": False, "1": True, "false": False, "true":
 CALIBRATED_VALUES: dict[str, bool] = dict(FUSION_VALUES)
 
 
-def _template(text: str, **placeholders: str) -> str:
-    """``text`` with each marker replaced by ``{name}``; braces already in it (a GPU named
-    ``X {name}``) are doubled, and calculator.js's ``fill`` turns ``{{`` back into ``{``."""
-    text = text.replace("{", "{{").replace("}", "}}")
-    for marker, name in placeholders.items():
-        text = text.replace(marker, "{" + name + "}")
-    return text
-
-
 def _needs(recipe: Recipe, mode: Mode) -> dict[str, str]:
     """Spec key -> format name of each peak the mode's formulas need (classify's order)."""
     return {fmt.peak.spec_key: fmt.name for fmt in recipe.formats(mode)}
 
 
-def _capabilities(gpu: GpuSpec) -> dict[str, Any]:
+def _capabilities(gpu: GpuSpec, grouped: bool = False) -> dict[str, Any]:
     """Per mode/recipe: classify's verdict with every needed peak present (overrides can
-    add a missing peak), and the message when one of them is missing."""
+    add a missing peak), and the message when one of them is missing; ``grouped``: the
+    verdict for a grouped layer's GEMMs."""
     out: dict[str, Any] = {}
     for recipe in RECIPE_LIST:
         for mode in recipe.modes:
             needs = _needs(recipe, mode)
             filled = {k: gpu.value(k) or 1.0 for k in needs}
-            ok = classify(dataclasses.replace(gpu, **filled), recipe, mode)
+            ok = classify(dataclasses.replace(gpu, **filled), recipe, mode, grouped=grouped)
             out[f"{mode.value}/{recipe.name}"] = [ok.support.value, ok.reason]
     return out
 
@@ -144,7 +142,8 @@ def _shape_messages() -> dict[str, Any]:
                 divisible.setdefault(recipe.name, []).append(
                     [dim, multiple, _template(str(exc), **{str(value): "value"})]
                 )
-    return {"positive": positive, "divisible": divisible, **_limit_message()}
+    return {"positive": positive, "divisible": divisible, **_limit_message(),
+            "groups": groups_messages()}  # fmt: skip
 
 
 def _limit_message() -> dict[str, Any]:
@@ -216,21 +215,26 @@ def _gpu_data(gpu: GpuSpec, specs: SpecDatabase) -> dict[str, Any]:
     """One GPU's figures: spec values as given (``hw``; an absent per-path peak is null,
     and the page fills it from its fallback key after applying overrides, as
     :meth:`GpuSpec.value` does), calibration parameters (``cal``, keyed like
-    :data:`CALIBRATION_SYMBOLS`) and which of those are assumed, and its capabilities."""
+    :data:`CALIBRATION_SYMBOLS`) and which of those are assumed, and its capabilities
+    (``capability_grouped``: a grouped layer's, only those that differ)."""
     calibration = calibration_of(gpu, specs)
     numbers = calibration.numbers()
+    dense, grouped = _capabilities(gpu), _capabilities(gpu, grouped=True)
     return {
         "name": gpu.name,
         "slug": config.slug(gpu.name),
         "hw": {hw.spec_key: gpu.given(hw.spec_key) for hw in HARDWARE_SYMBOLS},
         "cal": {p.spec_key: numbers[p.spec_key] for p in CALIBRATION_SYMBOLS},
         "cal_assumed": list(calibration.assumed()),
-        "capability": _capabilities(gpu),
+        "capability": dense,
+        # A grouped layer's verdict where it differs from the dense one (kept small).
+        "capability_grouped": {k: v for k, v in grouped.items() if v != dense[k]},
     }
 
 
-def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
-    """Everything the calculator needs besides the arithmetic (kept small: no formulas)."""
+def calculator_data(specs: SpecDatabase, models: ModelDatabase | None = None) -> dict[str, Any]:
+    """Everything the calculator needs besides the arithmetic (kept small: no formulas);
+    ``models``: the model presets of the picker (None: the bundled ones)."""
     canonical = (config.CANONICAL_M, config.CANONICAL_KN, config.CANONICAL_KN)
     presets = [["canonical", f"canonical (M={canonical[0]}, K=N={canonical[1]})", *canonical]]
     presets += [[f"llama:{s.name}", f"llama {s.name}", s.M, s.K, s.N] for s in llama()]
@@ -268,6 +272,7 @@ def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
         "calibrated": CALIBRATED_VALUES,
         "shape": _shape_messages(),
         "presets": presets,
+        "model_presets": preset_data(load_models() if models is None else models),
         "defaults": {
             "gpu": first.name,
             "mode": "training",
@@ -275,23 +280,30 @@ def calculator_data(specs: SpecDatabase) -> dict[str, Any]:
             "M": canonical[0],
             "K": canonical[1],
             "N": canonical[2],
+            "G": 1,
             "calibrated": "0",
+            "tokens": canonical[0],
         },
     }
 
 
-def data_script(specs: SpecDatabase) -> str:
-    """``generated/calculator/data.js``: :func:`calculator_data` as a script."""
-    text = json.dumps(calculator_data(specs), indent=None, ensure_ascii=False)
+def data_script(specs: SpecDatabase, models: ModelDatabase | None = None) -> str:
+    """``generated/calculator/data.js``: :func:`calculator_data` as a script. The data are
+    JSON (strings escaped by ``json.dumps``) in a script file, never markup; "<" (only
+    ever inside a JSON string) is written ``\\u003c``, so no name from a data file can
+    close or open a tag even where the script is inlined."""
+    text = json.dumps(calculator_data(specs, models), indent=None, ensure_ascii=False)
+    text = text.replace("<", "\\u003c")
     return (
         "// Generated by site_gen.calculator from the spec database and the CLI's messages.\n"
         f"window.RooflineCalculatorData = {text};\n"
     )
 
 
-def scripts(specs: SpecDatabase) -> dict[str, str]:
-    """The two generated files, docs-relative path -> text."""
-    return {MODELS_JS: calculator_script(), DATA_JS: data_script(specs)}
+def scripts(specs: SpecDatabase, models: ModelDatabase | None = None) -> dict[str, str]:
+    """The two generated files, docs-relative path -> text (``models``: the model presets,
+    None for the bundled ones)."""
+    return {MODELS_JS: calculator_script(), DATA_JS: data_script(specs, models)}
 
 
 def site_root_from(page: str) -> str:
@@ -303,15 +315,24 @@ def site_root_from(page: str) -> str:
 
 
 def widget(
-    page: str, gpu: str = "", mode: str = "", recipe: str = "", calibrated: bool = False
+    page: str,
+    gpu: str = "",
+    mode: str = "",
+    recipe: str = "",
+    calibrated: bool = False,
+    groups: int = 1,
 ) -> Markup:
     """The calculator's placeholder element; calculator.js fills it in.
 
-    ``calibrated`` starts it on the calibrated model (a link's ``calibrated=`` still wins).
+    ``calibrated`` starts it on the calibrated model (a link's ``calibrated=`` still wins);
+    ``groups`` > 1 starts it on a grouped layer of that many experts (a link's ``G=`` wins).
     The GPU name comes from a spec file: every attribute value is escaped (quotes too).
     """
+    if type(groups) is not int or not 1 <= groups <= MAX_DIM:
+        raise ValueError(f"groups: expected an integer from 1 to {MAX_DIM}, received {groups!r}")
     attrs = {"data-root": site_root_from(page), "data-gpu": gpu, "data-mode": mode,
-             "data-recipe": recipe, "data-calibrated": "1" if calibrated else ""}  # fmt: skip
+             "data-recipe": recipe, "data-calibrated": "1" if calibrated else "",
+             "data-groups": str(groups) if groups != 1 else ""}  # fmt: skip
     text = " ".join(f'{k}="{safe.attribute(v)}"' for k, v in attrs.items() if v)
     return Markup(
         f'<div class="ra-calc" {text} markdown="0"><noscript>The calculator needs '

@@ -33,6 +33,8 @@ from site_gen.cache import (
     model_digest,
     tool_versions,
 )
+from site_gen.grouped_gather import GroupedResult, gather_grouped
+from site_gen.model_gather import ModelAtlas, gather_models
 
 Columns = dict[str, np.ndarray]
 FUSIONS: tuple[bool, ...] = (False, True)
@@ -127,6 +129,11 @@ class Atlas:
     calibrated_results: dict[tuple[str, Mode, str], RecipeResult] = field(default_factory=dict)
     #: GPU name -> its calibrated parameters (resolved against ``specs``).
     calibrations: dict[str, CalibratedParameters] = field(default_factory=dict)
+    #: Grouped (MoE) layers per GPU x mode x recipe, calibrated results with torchao's as
+    #: their reference (:mod:`site_gen.grouped_gather`).
+    grouped: dict[tuple[str, Mode, str], GroupedResult] = field(default_factory=dict)
+    #: Every model preset on every GPU, both models (:mod:`site_gen.model_gather`).
+    models: ModelAtlas | None = None
 
     @property
     def gpus(self) -> list[GpuSpec]:
@@ -302,8 +309,9 @@ def _gathered(gpu: GpuSpec, mode: Mode, recipe: Recipe, cache: BuildCache,
 
 
 def gather(specs: SpecDatabase, cache: BuildCache | None = None) -> Atlas:
-    """Evaluate every GPU x mode x recipe x fusion of ``specs`` in both models, reusing
-    cached results."""
+    """Evaluate every GPU x mode x recipe x fusion of ``specs`` in both models, and their
+    grouped layers (:mod:`site_gen.grouped_gather`) and every model preset on every GPU
+    (:mod:`site_gen.model_gather`), reusing cached results."""
     cache = cache or BuildCache(enabled=False)
     atlas = Atlas(specs, {})
     for gpu in specs.values():
@@ -317,6 +325,9 @@ def gather(specs: SpecDatabase, cache: BuildCache | None = None) -> Atlas:
                 calibrated = _gathered(gpu, mode, recipe, cache, calibration)
                 calibrated.reference = torchao
                 atlas.calibrated_results[key] = calibrated
+    keys = {name: calibration_digest(c) for name, c in atlas.calibrations.items()}
+    atlas.grouped = gather_grouped(specs, atlas.calibrations, keys, cache)
+    atlas.models = gather_models(specs, keys, cache)
     return atlas
 
 

@@ -209,7 +209,8 @@ def latex_key(gpu: GpuSpec) -> str:
 
 def chart_cache_key(job: PlotJob) -> str:
     """Key of one chart's SVG: its inputs and the drawing code."""
-    code = code_digest("plots.py", "plot_style.py", "pool.py", "validation_charts.py")
+    code = code_digest("plots.py", "plot_style.py", "pool.py", "validation_charts.py",
+                       "model_charts.py")  # fmt: skip
     return digest("chart", chart_key(job.kind, job.kwargs), code, tool_versions())
 
 

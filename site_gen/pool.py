@@ -9,7 +9,7 @@ from pathlib import Path
 from roofline.errors import RooflineError
 from roofline.history import SPEC_PATH, SpecHistory, repo_root, spec_history
 from roofline.specs import GpuSpec
-from site_gen import config, plots, validation_charts
+from site_gen import config, model_charts, plots, validation_charts
 from site_gen.formulas import Formula, instantiated_for_gpu
 from site_gen.render import PlotJob
 
@@ -21,6 +21,7 @@ _PLOTTERS = {
     "decision": plots.decision_svg,
     "compare": plots.compare_svg,
     "validation": validation_charts.validation_svg,
+    "model_time": model_charts.model_time_svg,
 }
 
 

@@ -19,8 +19,10 @@ from site_gen.pages import (
     gpu,
     gpu_recipe,
     gpus_index,
+    grouped,
     home,
     methodology,
+    models,
     nav,
     recipe,
     recipes_index,
@@ -45,9 +47,12 @@ def render_pages(
         for mode in config.MODES:
             for result in atlas.for_gpu(g.name, mode):
                 out.add(gpu_recipe.render(site, result))
+        for key, result in atlas.grouped.items():
+            if key[0] == g.name:
+                out.add(grouped.render(site, result))
     out.add(recipes_index.render(site))
     for r in RECIPE_LIST:
         out.add(recipe.render(site, r))
-    for module in (methodology, validation, specs, equations, data, changes, nav):
+    for module in (methodology, validation, specs, equations, data, changes, models, nav):
         out.add(module.render(site))
     return out.files, dedupe(out.charts)

@@ -237,8 +237,14 @@ def family(prefix: str) -> tuple[HardwareSymbol, ...]:
 
 
 GEMM_SYMBOLS = family("gemm_efficiency.")
-CAST_SYMBOLS = family("cast_efficiency.")
-PER_GPU_SYMBOLS = GEMM_SYMBOLS + CAST_SYMBOLS
+# Cast kinds every dense recipe uses; the kinds only grouped layers and NVFP4 training
+# run go in their own table with the grouped-GEMM factors.
+_DENSE_KINDS = tuple(f"cast_efficiency.{kind}" for kind in ("row", "column", "tile", "reduce"))
+CAST_SYMBOLS = tuple(hw for hw in family("cast_efficiency.") if hw.spec_key in _DENSE_KINDS)
+GROUPED_SYMBOLS = family("grouped_efficiency.") + tuple(
+    hw for hw in family("cast_efficiency.") if hw.spec_key not in _DENSE_KINDS
+)
+PER_GPU_SYMBOLS = GEMM_SYMBOLS + CAST_SYMBOLS + GROUPED_SYMBOLS
 MODEL_WIDE_SYMBOLS = tuple(hw for hw in CALIBRATION_SYMBOLS if hw not in PER_GPU_SYMBOLS)
 
 

@@ -190,6 +190,27 @@ def test_gpu_without_measurements_falls_back_and_says_assumed():
     assert fp8.low is not None and fp8.low < fp8.high
 
 
+def test_grouped_rates_are_measured_on_b200_and_h100_and_assumed_elsewhere():
+    measured = ("NVIDIA B200", "NVIDIA H100 SXM")
+    for layout in ("2d3d", "2d2d"):
+        key = f"grouped_efficiency.{layout}"
+        values = [calibration_of(SPECS[name]).values[key] for name in measured]
+        # measured, and never faster than the dense GEMM of the same format
+        assert all(v.basis is Basis.MEASURED and 0 < v.value <= 1 for v in values)
+        # elsewhere the mean of the measured GPUs, with their range
+        gb200 = calibration_of(SPECS["NVIDIA GB200"]).values[key]
+        assert gb200.basis is Basis.ASSUMED
+        assert gb200.value == pytest.approx(sum(v.value for v in values) / len(values))
+        assert (gb200.low, gb200.high) == (
+            min(v.value for v in values),
+            max(v.value for v in values),
+        )
+    # the 2D-2D (grad_weight) grouped GEMM is the slow one on both GPUs (M3, M4)
+    for name in measured:
+        params = calibration_of(SPECS[name]).values
+        assert params["grouped_efficiency.2d2d"].value < params["grouped_efficiency.2d3d"].value
+
+
 def test_a_stored_value_wins_over_the_fallbacks():
     data = load_calibration()
     b200 = calibration_of(SPECS["NVIDIA B200"])

@@ -97,7 +97,8 @@ def test_fusion_lowers_training_overhead():
 
 def test_model_version_is_a_string():
     assert isinstance(MODEL_VERSION, str) and MODEL_VERSION
-    assert MODEL_VERSION == "torchao-0.18/r2"  # r2: MX fp8 GEMMs at the block-scaled peak
+    # r2: MX fp8 GEMMs at the block-scaled peak; r3: grouped layers, nvfp4 training, phases
+    assert MODEL_VERSION == "torchao-0.18/r3"
 
 
 def test_inference_without_fusion_has_no_bf16_overhead():

@@ -197,7 +197,9 @@ def test_bundled_roles_keep_sets_out_of_the_fit(bundled_db: MeasurementDatabase)
 
 def test_bundled_time_sets_name_existing_model_terms(bundled_db: MeasurementDatabase) -> None:
     for item in bundled_db.sets:
-        keys = {t.key for t in build_model(item.mode, item.recipe, item.fusion).terms}
+        grouped = item.groups is not None
+        model = build_model(item.mode, item.recipe, item.fusion, grouped=grouped)
+        keys = {t.key for t in model.terms}
         if item.quantity is MeasuredQuantity.TIME_US:
             assert item.terms and set(item.terms) <= keys, item.id
         else:
@@ -258,7 +260,11 @@ SET_CASES = [
     (RELU, {"role": "train"}, "role"),
     (RELU, {"fusion": "yes"}, "fusion"),
     (RELU, {"gpu": "NVIDIA B2000"}, "gpu"),
-    (RELU, {"recipe": "nvfp4", "mode": "training", "timed_region": "gemm_quantize"}, "recipe"),
+    (
+        RELU,
+        {"recipe": "nvfp4_static", "mode": "training", "timed_region": "gemm_quantize"},
+        "recipe",
+    ),
     (RELU, {"recipe": "mxfp4"}, "recipe"),  # an alias, not the registry name
     (RELU, {"recipe": 7}, "recipe"),
     (RELU, {"recipe": "nvfp4", "gpu": "NVIDIA H100 SXM"}, "gpu"),  # no fp4 peak
@@ -512,3 +518,52 @@ def test_any_accepted_id_and_title_are_safe(set_id: str, title: str) -> None:
     (item,) = db.sets
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", item.id) and len(item.id) <= 64
     assert not re.search(r"[<>`\x00-\x1f\x7f-\x9f]", item.title) and item.title.strip()
+
+
+# -- grouped (MoE) sets, issue #13 ----------------------------------------------------------
+
+GROUPED_FWD_BWD = {
+    # (model, G): (printed bf16 us, printed MXFP8 us, printed speedup)
+    ("llama4", 1): (43140.20, 23867.00, 1.808),
+    ("llama4", 2): (39487.60, 23359.00, 1.690),
+    ("llama4", 4): (39189.20, 23945.50, 1.637),
+    ("llama4", 8): (37700.70, 22170.60, 1.700),
+    ("dsv3", 1): (13064.80, 10996.00, 1.188),
+    ("dsv3", 2): (14900.20, 11283.40, 1.321),
+    ("dsv3", 4): (15823.60, 9919.36, 1.595),
+    ("dsv3", 8): (14966.80, 10397.20, 1.440),
+}
+
+
+def test_bundled_grouped_fwd_bwd_sets_copy_the_printed_table(
+    bundled_db: MeasurementDatabase,
+) -> None:
+    shapes = {"llama4": (128000, 5120, 8192), "dsv3": (128000, 7168, 2048)}
+    for (model, groups), (bf16_us, mxfp8_us, speedup) in GROUPED_FWD_BWD.items():
+        item = bundled_db.get(f"b200-mxfp8-grouped-fwd-bwd-{model}-g{groups}")
+        # G = 8 fits the bf16 grouped-GEMM factor; the other expert counts stay held out.
+        role = SetRole.FIT if groups == 8 else SetRole.HOLDOUT
+        assert item.groups == groups and item.role is role
+        assert (item.gpu, item.mode, item.recipe) == ("NVIDIA B200", "training", "mxfp8_cublas")
+        assert item.timed_region is TimedRegion.GEMM_QUANTIZE
+        assert item.quantity is MeasuredQuantity.SPEEDUP and item.terms == ()
+        assert item.source.commit == "0b1bb117287185f325161acd6a0bce8fb443936c"
+        (point,) = item.points
+        assert point.shape == shapes[model] and point.value == speedup
+        # the printed speedup is the printed times' ratio, rounded to 3 decimals
+        assert round(bf16_us / mxfp8_us, 3) == speedup
+        assert f"{bf16_us:.2f}" in item.notes and f"{mxfp8_us:.2f}" in item.notes
+
+
+@pytest.mark.parametrize("groups", [0, -8, 4097, 1.5, "8", True])
+def test_groups_must_be_an_expert_count(write, groups) -> None:
+    entry = variant(CAST, groups=groups)
+    assert_refused(write(document(entry)), "base-cast", "groups")
+
+
+def test_rearrangement_terms_exist_only_in_grouped_sets(write) -> None:
+    dense = variant(CAST, terms=["rearrange.output.lhs"])
+    assert_refused(write(document(dense)), "base-cast", "terms[0]")
+    grouped = variant(CAST, terms=["rearrange.output.lhs"], groups=8)
+    (loaded,) = load_measurements(write(document(grouped)), specs=SPECS).sets
+    assert loaded.groups == 8 and loaded.terms == ("rearrange.output.lhs",)

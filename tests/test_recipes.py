@@ -20,6 +20,7 @@ TRAINING = [
     "mxfp8_32x32_flexible_gemm_layout",
     "mxfp8_32x32_weight",
     "mxfp4_cutlass",
+    "nvfp4",
 ]
 
 

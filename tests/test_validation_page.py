@@ -40,6 +40,7 @@ from roofline.validation import ModelKind, validate
 from site_gen import config, exports, pool
 from site_gen.charts import chart_key
 from site_gen.formulas import equation_index, symbolic_formulas
+from site_gen.grouped_formulas import grouped_formulas, nvfp4_training_formulas
 from site_gen.pages import equations, methodology, validation
 from site_gen.validation_charts import validation_chart, x_axis
 from site_gen.validation_rows import (
@@ -158,13 +159,13 @@ def test_numbers_come_from_validate(bundled_page, report) -> None:
     assert pct(report.mean_error(ModelKind.CALIBRATED, SetRole.HOLDOUT)) in overall
     for result in report.sets:
         table = bundled_page.files[f"generated/validation/set-{result.set.id}.csv"]
+        rows = [line[1:] for line in csv.reader(io.StringIO(table))][1:]  # no point label
         quantity = result.set.quantity
         for p in result.points:
-            row = f"{measured_text(p.measured, quantity)},"
+            row = [measured_text(p.measured, quantity)]
             for model in (ModelKind.TORCHAO, ModelKind.CALIBRATED):
-                row += f"{measured_text(p.predicted[model], quantity)},"
-                row += f"{signed_pct(p.error(model))},"
-            assert row.rstrip(",") in table, (result.set.id, row)
+                row += [measured_text(p.predicted[model], quantity), signed_pct(p.error(model))]
+            assert row in rows, (result.set.id, row)
     verdicts = [r for r in report.sets if r.scored and not r.passed]
     if verdicts:
         assert "above their threshold" in text
@@ -304,10 +305,13 @@ def test_calibrated_formulas_are_the_calibrated_terms() -> None:
         assert formula.latex in {symbolic(t.expr) for t in model.terms}, pick.name
         torchao = build_model(pick.mode, pick.recipe, pick.fusion)
         assert formula.latex not in {symbolic(t.expr) for t in torchao.terms}, pick.name
-    used = " ".join(f.latex for f in formulas)
+    # The grouped layer's and NVFP4 training's parameters appear in their own sections.
+    extra = [*grouped_formulas().values(), *nvfp4_training_formulas().values()]
+    used = " ".join(f.latex for f in [*formulas, *extra])
     for hw in CALIBRATION_SYMBOLS:  # every parameter appears in some formula shown
         assert hw.latex in used, hw.spec_key
-    anchors = [f.anchor for f in formulas] + [f.anchor for _, fs in equation_index() for f in fs]
+    anchors = [f.anchor for f in [*formulas, *extra]]
+    anchors += [f.anchor for _, fs in equation_index() for f in fs]
     assert len(anchors) == len(set(anchors))
 
 
@@ -321,6 +325,7 @@ def test_equations_snippet_has_the_section_and_symbols(small_site) -> None:
     for hw in CALIBRATION_SYMBOLS:
         assert f"${hw.latex}$" in text and hw.spec_key in text
     total = sum(len(f) for _, f in equation_index()) + len(equations.PICKS)
+    total += len(grouped_formulas()) + len(nvfp4_training_formulas())
     assert text.startswith(f"{total} formulas")
     assert "generated/equations/calibration-symbols.csv" in out.files
 

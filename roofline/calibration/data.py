@@ -22,7 +22,8 @@ from roofline.symbols import CALIBRATION_SYMBOLS
 
 BUNDLED_CALIBRATION = "bundled calibration (roofline/data/calibration.toml)"
 STORED_BASES = ("fitted", "measured")
-GLOBAL_KEYS = ("gemm_fixed_latency_s", "fp4_gemm_fixed_latency_s", "cast_fixed_latency_s")
+# Model-wide parameters: the fixed latencies (in seconds); every other one is per GPU.
+GLOBAL_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.unit == "s")
 GPU_VALUE_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.spec_key not in GLOBAL_KEYS)
 MAX_LATENCY_S = 1e-3
 _ENTRY_FIELDS = ("value", "basis", "sets", "note")

@@ -19,7 +19,7 @@ import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from roofline.calibration.data import CalibrationData, Entry, load_calibration
+from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, Entry, load_calibration
 from roofline.specs import GpuSpec, SpecDatabase
 from roofline.symbols import CALIBRATION_SYMBOLS
 
@@ -71,8 +71,13 @@ class CalibratedParameters:
 
 
 GEMM_FORMATS = ("bf16", "fp8", "fp8_block", "fp4")
-CAST_KINDS = ("row", "column", "tile", "reduce")
-LATENCY_KEYS = ("gemm_fixed_latency_s", "fp4_gemm_fixed_latency_s", "cast_fixed_latency_s")
+CAST_KINDS = tuple(
+    hw.spec_key.removeprefix("cast_efficiency.")
+    for hw in CALIBRATION_SYMBOLS
+    if hw.spec_key.startswith("cast_efficiency.")
+)
+GROUPED_LAYOUTS = ("2d3d", "2d2d", "bf16")
+LATENCY_KEYS = GLOBAL_KEYS
 _PEAK_KEY = {"bf16": "bf16_peak_tops", "fp8": "fp8_peak_tops"}
 # Which resolved value an assumed one scales from, for formats with no data on a GPU.
 _GEMM_PARENT = {"fp8": "bf16", "fp8_block": "fp8", "fp4": "fp8"}
@@ -174,11 +179,7 @@ class _Resolver:
         entry = self.data.gpu_entry(gpu.name, key)
         if entry is not None:
             return _stored(entry)
-        known = {
-            name: entries[key].value
-            for name, entries in self.data.gpus.items()
-            if key in entries and name in self.specs
-        }
+        known = self._known(key)
         if not known and kind == "row":  # no cast measured on any GPU of this database
             source = (
                 "spec database pct_achievable_mem_bw (no cast kernel measured on any GPU "
@@ -188,6 +189,30 @@ class _Resolver:
         if not known:  # no GPU measured this kind: time it like a row kernel
             row = self.cast(gpu, "row")
             return replace(row, basis=Basis.ASSUMED, source="assumed equal to eta_row")
+        values = list(known.values())
+        source = f"assumed: the mean measured on {', '.join(sorted(known))}"
+        return ParameterValue(
+            statistics.fmean(values), Basis.ASSUMED, source, low=min(values), high=max(values)
+        )
+
+    def _known(self, key: str) -> dict[str, float]:
+        """GPU -> stored value of ``key``, over the GPUs of this database that have one."""
+        return {
+            name: entries[key].value
+            for name, entries in self.data.gpus.items()
+            if key in entries and name in self.specs
+        }
+
+    def grouped(self, gpu: GpuSpec, layout: str) -> ParameterValue:
+        """The grouped-GEMM rate factor of ``layout`` on ``gpu``: stored (measured on the
+        GPU), else the mean of the measured GPUs (assumed), else 1 (assumed)."""
+        key = f"grouped_efficiency.{layout}"
+        entry = self.data.gpu_entry(gpu.name, key)
+        if entry is not None:
+            return _stored(entry)
+        known = self._known(key)
+        if not known:
+            return ParameterValue(1.0, Basis.ASSUMED, "assumed: no grouped GEMM measured")
         values = list(known.values())
         source = f"assumed: the mean measured on {', '.join(sorted(known))}"
         return ParameterValue(
@@ -205,6 +230,8 @@ class _Resolver:
             getters[f"gemm_efficiency.{fmt}"] = functools.partial(self.gemm, gpu, fmt)
         for kind in CAST_KINDS:
             getters[f"cast_efficiency.{kind}"] = functools.partial(self.cast, gpu, kind)
+        for layout in GROUPED_LAYOUTS:
+            getters[f"grouped_efficiency.{layout}"] = functools.partial(self.grouped, gpu, layout)
         for key in LATENCY_KEYS:
             getters[key] = functools.partial(self.latency, key)
         values = {hw.spec_key: getters[hw.spec_key]() for hw in CALIBRATION_SYMBOLS}

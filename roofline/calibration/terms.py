@@ -24,13 +24,8 @@ import functools
 
 import sympy
 
-from roofline.formulas import (
-    ROLE_DIMS,
-    GemmTime,
-    RooflineModel,
-    Timing,
-    assemble_model,
-)
+from roofline.formulas import GemmTime, RooflineModel, Timing, assemble_model
+from roofline.grouped import GemmShape, Layout, Rearrange, grouped_factor, role_dims, when_grouped
 from roofline.recipes import (
     BF16,
     FP4,
@@ -46,17 +41,32 @@ from roofline.symbols import (
     DIM0,
     DIM1,
     ETA_COLUMN,
+    ETA_FP4_TILE,
     ETA_GEMM_BF16,
     ETA_GEMM_FP4,
     ETA_GEMM_FP8,
     ETA_GEMM_FP8_BLOCK,
+    ETA_HADAMARD_AMAX,
+    ETA_HADAMARD_CAST,
+    ETA_HADAMARD_CAST_SR,
+    ETA_REARRANGE,
+    ETA_REARRANGE_K,
     ETA_REDUCE,
     ETA_ROW,
     ETA_TILE,
     MEM_BW,
+    RHO_2D2D,
+    RHO_2D3D,
+    RHO_BF16,
     T_CAST,
+    T_FP4_TILE,
     T_GEMM,
     T_GEMM_FP4,
+    T_HADAMARD_AMAX,
+    T_HADAMARD_CAST,
+    T_HADAMARD_CAST_SR,
+    T_REARRANGE,
+    T_REARRANGE_K,
     HardwareSymbol,
     K,
     M,
@@ -68,6 +78,28 @@ KIND_EFFICIENCY: dict[CastKind, HardwareSymbol] = {
     CastKind.COLUMN: ETA_COLUMN,
     CastKind.TILE: ETA_TILE,
     CastKind.REDUCE: ETA_REDUCE,
+    CastKind.REARRANGE: ETA_REARRANGE,
+    CastKind.REARRANGE_K: ETA_REARRANGE_K,
+    CastKind.HADAMARD_AMAX: ETA_HADAMARD_AMAX,
+    CastKind.HADAMARD_CAST: ETA_HADAMARD_CAST,
+    CastKind.HADAMARD_CAST_SR: ETA_HADAMARD_CAST_SR,
+    CastKind.FP4_TILE: ETA_FP4_TILE,
+}
+#: Cast kind -> its fixed latency per launch: the kinds measured as separate kernels
+#: (grouped layers, NVFP4 training) have their own; the others share t_cast.
+KIND_LATENCY: dict[CastKind, HardwareSymbol] = {
+    **dict.fromkeys((CastKind.ROW, CastKind.COLUMN, CastKind.TILE, CastKind.REDUCE), T_CAST),
+    CastKind.REARRANGE: T_REARRANGE,
+    CastKind.REARRANGE_K: T_CAST,  # plus t_rearr,K per serial step (calibrated_rearrange_time)
+    CastKind.HADAMARD_AMAX: T_HADAMARD_AMAX,
+    CastKind.HADAMARD_CAST: T_HADAMARD_CAST,
+    CastKind.HADAMARD_CAST_SR: T_HADAMARD_CAST_SR,
+    CastKind.FP4_TILE: T_FP4_TILE,
+}
+#: Grouped GEMM layout -> the rate factor relative to the dense GEMM of its format.
+LAYOUT_FACTOR: dict[Layout, HardwareSymbol] = {
+    Layout.GROUPED_2D3D: RHO_2D3D,
+    Layout.GROUPED_2D2D: RHO_2D2D,
 }
 # Recipe families whose fp8 GEMMs read block scales (a different kernel path).
 _BLOCK_SCALED = frozenset({Family.MX, Family.BLOCKWISE})
@@ -95,16 +127,25 @@ def streaming_time(bytes_moved: sympy.Expr) -> sympy.Expr:
 
 
 @functools.cache
-def calibrated_gemm_time(
-    m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, recipe: Recipe
-) -> GemmTime:
+def calibrated_gemm_time(shape: GemmShape, fmt: Format, recipe: Recipe) -> GemmTime:
     """t_gemm + max(compute, memory) of an m x k @ k x n GEMM in ``fmt`` (bf16 output); an
-    emulated recipe's GEMM is the bf16 GEMM it runs (:func:`executed_format`)."""
+    emulated recipe's GEMM is the bf16 GEMM it runs (:func:`executed_format`). A grouped
+    GEMM runs at ``rho`` of the dense rate of its layout (2D-3D or 2D-2D), measured per
+    GPU, a bf16 one at ``rho beta_bf16`` (its own kernel); with one group it is the dense
+    GEMM."""
     fmt = executed_format(fmt, recipe)
+    m, k, n = shape.m, shape.k, shape.n
     flops = 2 * m * k * n
-    compute = flops / (gemm_efficiency(fmt, recipe).symbol * fmt.peak.symbol)
-    operand_elements = m * k + k * n
-    bytes_moved = fmt.bytes_per_element * operand_elements + BF16.bytes_per_element * m * n
+    rate = gemm_efficiency(fmt, recipe).symbol * fmt.peak.symbol
+    if shape.layout in LAYOUT_FACTOR:
+        factor = LAYOUT_FACTOR[shape.layout].symbol
+        if fmt is BF16:  # torch._grouped_mm, not the scaled grouped kernel
+            factor = factor * RHO_BF16.symbol
+        rate = grouped_factor(factor) * rate
+    compute = flops / rate
+    operand_elements = m * k + shape.rhs_copies * k * n
+    output_bytes = BF16.bytes_per_element * shape.out_copies * m * n
+    bytes_moved = fmt.bytes_per_element * operand_elements + output_bytes
     block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
     if block is not None:  # one one-byte scale per block (torchao counts them at fmt size)
         bytes_moved = bytes_moved + SCALE_E8M0_BYTES * operand_elements / block
@@ -112,29 +153,45 @@ def calibrated_gemm_time(
     return GemmTime(compute, streaming_time(bytes_moved), latency)
 
 
+def kind_time(kind: CastKind, bytes_moved: sympy.Expr, launches: int = 1) -> sympy.Expr:
+    """launches x t_kind + bytes / (eta_kind B): a kernel of ``kind`` moving ``bytes``."""
+    eta = KIND_EFFICIENCY[kind].symbol
+    return launches * KIND_LATENCY[kind].symbol + bytes_moved / (eta * MEM_BW.symbol)
+
+
 @functools.cache
-def calibrated_cast_time(kernel: CastKernel, fused: bool) -> sympy.Expr:
-    """launches x t_cast + bytes / (eta_kind B) for one cast kernel."""
-    d0, d1 = ROLE_DIMS[kernel.role]
+def calibrated_cast_time(kernel: CastKernel, fused: bool, grouped: bool = False) -> sympy.Expr:
+    """launches x t_kind + bytes / (eta_kind B) for one cast kernel."""
+    d0, d1 = role_dims(kernel.role, grouped)
     bytes_moved = kernel.bytes_moved(fused).xreplace({DIM0: d0, DIM1: d1})
     if fused and bytes_moved == 0:
         # Fused away entirely (an amax read done by the op that produced the tensor):
         # no kernel is launched, so there is no latency to pay either.
         return sympy.Integer(0)
-    eta = KIND_EFFICIENCY[kernel.kind].symbol
-    return kernel.launches * T_CAST.symbol + bytes_moved / (eta * MEM_BW.symbol)
+    return kind_time(kernel.kind, bytes_moved, kernel.launches)
+
+
+@functools.cache
+def calibrated_rearrange_time(kernel: Rearrange) -> sympy.Expr:
+    """t_kind + bytes / (eta_kind B) of a scale rearrangement, when G > 1; a K-group
+    rearrangement also pays t_rearr,K per serial step (its programs walk M / G tokens)."""
+    time = kind_time(kernel.kind, kernel.bytes_moved)
+    if kernel.kind is CastKind.REARRANGE_K:
+        time = time + T_REARRANGE_K.symbol * kernel.serial_steps
+    return when_grouped(time)
 
 
 class _CalibratedTiming:
     """The calibrated model's :class:`~roofline.formulas.Timing`."""
 
-    def gemm(
-        self, m: sympy.Expr, k: sympy.Expr, n: sympy.Expr, fmt: Format, recipe: Recipe
-    ) -> GemmTime:
-        return calibrated_gemm_time(m, k, n, fmt, recipe)
+    def gemm(self, shape: GemmShape, fmt: Format, recipe: Recipe) -> GemmTime:
+        return calibrated_gemm_time(shape, fmt, recipe)
 
-    def cast(self, kernel: CastKernel, fused: bool) -> sympy.Expr:
-        return calibrated_cast_time(kernel, fused)
+    def cast(self, kernel: CastKernel, fused: bool, grouped: bool) -> sympy.Expr:
+        return calibrated_cast_time(kernel, fused, grouped)
+
+    def rearrange(self, kernel: Rearrange) -> sympy.Expr:
+        return calibrated_rearrange_time(kernel)
 
     def activation(self) -> sympy.Expr:
         return T_CAST.symbol + streaming_time(2 * BF16.bytes_per_element * M * K)
@@ -144,6 +201,8 @@ CALIBRATED_TIMING: Timing = _CalibratedTiming()
 
 
 @functools.cache
-def build_calibrated(mode: Mode, recipe: Recipe, fusion: bool) -> RooflineModel:
+def build_calibrated(
+    mode: Mode, recipe: Recipe, fusion: bool, grouped: bool = False
+) -> RooflineModel:
     """The calibrated model of ``recipe`` in ``mode`` (see the module docstring)."""
-    return assemble_model(mode, recipe, fusion, CALIBRATED_TIMING, calibrated=True)
+    return assemble_model(mode, recipe, fusion, CALIBRATED_TIMING, calibrated=True, grouped=grouped)

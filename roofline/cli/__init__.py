@@ -1,9 +1,11 @@
-"""The ``roofline`` command: eval, latex, specs, diff, recipes, validate, calibrate, build.
+"""The ``roofline`` command: eval, latex, specs, diff, recipes, model(s), validate, calibrate,
+build.
 
 Exit status: 0 on success, 2 on bad input (with a message, never a traceback); validate
 and calibrate --check exit 1 when their gate fails. The parser and :func:`main` live
 here; the commands in :mod:`.rows` (eval), :mod:`.validate`, :mod:`.calibrated`
-(calibrate, the --calibrated options) and :mod:`.commands`, output files in :mod:`.output`.
+(calibrate, the --calibrated options), :mod:`.model` (model, models) and :mod:`.commands`,
+output files in :mod:`.output`.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from roofline.cli.commands import (
     cmd_specs_schema,
     cmd_specs_show,
 )
+from roofline.cli.model import add_model_parsers
 from roofline.cli.output import atomic_writer, write_atomically
-from roofline.cli.rows import cmd_eval
+from roofline.cli.rows import cmd_eval, groups_arg
 from roofline.cli.validate import add_validate_parser
 from roofline.errors import RooflineError, printable
 from roofline.formulas import MODEL_VERSION, Quantity
@@ -91,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     shapes.add_argument("--shapes-file", metavar="CSV", help="CSV with header M,K,N[,name]")
     ev.add_argument("--format", choices=("table", "csv", "json"), default="table")
     ev.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    ev.add_argument(
+        "--groups",
+        type=groups_arg,
+        metavar="G",
+        help="a grouped (mixture-of-experts) layer of G experts: M tokens in all, split over "
+        "G experts, weights G x K x N (1 equals the dense layer; default: dense)",
+    )
     add_calibrated_args(ev)
     ev.set_defaults(func=cmd_eval)
 
@@ -102,6 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="speedup",
         choices=[q.value for q in Quantity],
         help="which total (default speedup)",
+    )
+    lx.add_argument(
+        "--grouped",
+        action="store_true",
+        help="the grouped (mixture-of-experts) layer's formula, in G, the expert count",
     )
     lx.add_argument(
         "--symbolic",
@@ -159,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     rc = sub.add_parser("recipes", help="list the recipes")
     rc.set_defaults(func=cmd_recipes)
 
+    add_model_parsers(sub)
     add_validate_parser(sub)
     add_calibrate_parser(sub)
 
@@ -219,7 +235,7 @@ def _os_error_message(exc: OSError) -> str:
 
 def _named_files(args: argparse.Namespace) -> list[str]:
     """The files named on the command line (spec files, shapes file)."""
-    keys = ("specs", "file", "shapes_file", "measurements", "calibration")
+    keys = ("specs", "file", "shapes_file", "measurements", "calibration", "models")
     named = [getattr(args, key, None) for key in keys]
     named += getattr(args, "files", None) or []
     return [str(f) for f in named if f]

@@ -39,7 +39,13 @@ def cmd_latex(args: argparse.Namespace) -> int:
             "--cite is not available with --calibrated: the cite snippets are of torchao's "
             "model's formulas"
         )
-    model = build_model(mode, recipe, args.fusion, calibrated=args.calibrated)
+    grouped = bool(getattr(args, "grouped", False))
+    if args.cite and grouped:
+        raise RooflineError(
+            "--cite is not available with --grouped: the cite snippets are of the dense "
+            "layer's formulas"
+        )
+    model = build_model(mode, recipe, args.fusion, calibrated=args.calibrated, grouped=grouped)
     quantity = Quantity(args.quantity)
     if quantity not in model.quantities():
         raise RooflineError(
@@ -60,7 +66,7 @@ def cmd_latex(args: argparse.Namespace) -> int:
         )
     match = gpu_match(args)
     gpu = match.gpu
-    verdict = cap.require(gpu, recipe, mode)
+    verdict = cap.require(gpu, recipe, mode, grouped=grouped)
     warn_fallback(match)
     note_capability(verdict)
     if args.cite:  # the GPU x recipe page's snippet, byte for byte

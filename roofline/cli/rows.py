@@ -27,8 +27,9 @@ import numpy as np
 from roofline import capability as cap
 from roofline.cli.calibrated import check_calibrated_args, gpu_calibration, note_assumed
 from roofline.cli.output import output, output_path
-from roofline.errors import spreadsheet_safe
+from roofline.errors import ShapeError, spreadsheet_safe
 from roofline.evaluate import (
+    as_shape_array,
     check_shapes,
     columns_for,
     compile_model,
@@ -102,14 +103,17 @@ def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
     recipe = get_recipe(args.recipe, mode)
     match = gpu_match(args)
     gpu = match.gpu
-    verdict = cap.require(gpu, recipe, mode)
+    groups = getattr(args, "groups", None)
+    grouped = groups is not None
+    verdict = cap.require(gpu, recipe, mode, grouped=grouped)
     calibration = gpu_calibration(args, gpu, resolve_specs(args.specs))
     for rows in _row_slices(len(table)):  # in chunks: no full-size temporaries
         check_shapes(recipe, table.M[rows], table.K[rows], table.N[rows])
     warn_fallback(match)
     note_capability(verdict)
     if calibration is not None:
-        note_assumed(calibration, compile_model(mode, recipe, args.fusion, calibrated=True).model)
+        model = compile_model(mode, recipe, args.fusion, calibrated=True, grouped=grouped).model
+        note_assumed(calibration, model)
     for rows in _row_slices(len(table)):
         columns = evaluate_columns(
             gpu,
@@ -120,6 +124,7 @@ def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
             table.N[rows],
             fusion=args.fusion,
             calibration=calibration,
+            groups=groups,
         )
         yield _Chunk(None if table.names is None else table.names[rows], columns)
 
@@ -268,6 +273,21 @@ def _write_rows(out: TextIO, layout: _Layout, chunks: Iterator[_Chunk], rows: in
         for i, text in enumerate(texts):
             out.write(layout.between + text if i else text)
     out.write(layout.tail)
+
+
+def groups_arg(text: str) -> int:
+    """``--groups``: the expert count of a grouped layer, checked by the evaluator's rule."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = None
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected an integer expert count, received {text!r}")
+    try:
+        as_shape_array("G (groups)", value)
+    except ShapeError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return value
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

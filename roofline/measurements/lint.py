@@ -32,6 +32,7 @@ from roofline.measurements.model import (
 from roofline.measurements.rules import (
     COMMIT,
     ENUM_FIELDS,
+    MAX_GROUPS,
     MAX_ID_LENGTH,
     MAX_TERMS,
     REGION_MODES,
@@ -100,7 +101,10 @@ class _Linter(FieldLinter):
             self._gpu_runs(where, fields["gpu"], recipe, mode)
         self._region_rules(where, region, quantity, mode, role)
         error_bound = self._max_mean_error(where, entry, role)
-        terms = self._terms(where, entry.get("terms", []), quantity, mode, recipe, fusion)
+        groups = self._groups(where, entry["groups"]) if "groups" in entry else None
+        terms = self._terms(
+            where, entry.get("terms", []), quantity, mode, recipe, fusion, groups is not None
+        )
         self._region_terms(where, region, terms, fusion)
         source = self._source(where, entry.get("source")) if "source" in entry else None
         points = self._points(where, entry["points"], recipe, quantity) if "points" in entry else ()
@@ -123,7 +127,15 @@ class _Linter(FieldLinter):
             notes=fields.get("notes", ""),
             source=source,
             points=points,
+            groups=groups,
         )
+
+    def _groups(self, where: str, value: Any) -> int | None:
+        """The expert count of a grouped set: an integer from 1 to MAX_GROUPS."""
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_GROUPS:
+            self.error(where, "groups", f"an integer from 1 to {MAX_GROUPS}", describe(value))
+            return None
+        return value
 
     def _plain_fields(self, where: str, entry: dict[str, Any]) -> dict[str, Any]:
         """id, title, gpu, software, command (plain text) and notes (markup allowed)."""
@@ -232,6 +244,7 @@ class _Linter(FieldLinter):
         mode: Mode | None,
         recipe: Recipe | None,
         fusion: Any,
+        grouped: bool = False,
     ) -> tuple[str, ...]:
         """The model term keys a time_us set sums; none for the other quantities."""
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
@@ -250,10 +263,11 @@ class _Linter(FieldLinter):
             self.error(where, "terms", "each term once", describe(value))
         if recipe is None or mode is None or not isinstance(fusion, bool):
             return terms
-        known = [t.key for t in build_model(mode, recipe, fusion).terms]
+        known = [t.key for t in build_model(mode, recipe, fusion, grouped=grouped).terms]
         for index, term in enumerate(terms):
             if term not in known:
                 model = f"{mode} {recipe.name} fusion={str(fusion).lower()}"
+                model += " grouped" if grouped else ""
                 expected = f"a term key of the {model} model: {', '.join(known)}"
                 self.error(where, f"terms[{index}]", expected, describe(term))
         return terms

@@ -95,6 +95,8 @@ class MeasurementSet:
     notes: str
     source: Source
     points: tuple[Point, ...]
+    # Experts of a grouped (MoE) layer measured; None for a dense layer.
+    groups: int | None = None
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ SET_KEYS: dict[str, bool] = {
     "timed_region": True,
     "quantity": True,
     "terms": False,
+    "groups": False,
     "role": True,
     "max_mean_error": False,
     "software": True,
@@ -69,7 +70,9 @@ REGION_MODES: dict[TimedRegion, Mode] = {
 }
 # The model terms a time_us set of each region may sum.
 REGION_TERM_PREFIXES: dict[TimedRegion, tuple[str, ...]] = {
-    TimedRegion.CAST_KERNEL: ("cast.",),
+    TimedRegion.CAST_KERNEL: ("cast.", "rearrange."),
     TimedRegion.GEMM: ("gemm.",),
-    TimedRegion.GEMM_QUANTIZE: ("gemm.", "cast."),
+    TimedRegion.GEMM_QUANTIZE: ("gemm.", "cast.", "rearrange."),
 }
+#: The most experts a grouped set may name (a grouped layer's G).
+MAX_GROUPS = 4096

@@ -25,6 +25,7 @@ from roofline.recipes.model import (
     Format,
     Gemm,
     ModePlan,
+    Phase,
     Role,
     Scaling,
 )
@@ -32,6 +33,7 @@ from roofline.symbols import DIM0, DIM1
 
 NUMEL = DIM0 * DIM1
 _ROW, _COLUMN = CastKind.ROW, CastKind.COLUMN
+_BACKWARD = Phase.BACKWARD
 _BF16 = BF16.bytes_per_element
 _ZERO = sympy.Integer(0)
 
@@ -47,10 +49,14 @@ def _kernel(
     fusable: bool = False,
     kind: CastKind = CastKind.ROW,
     launches: int = 1,
+    phase: Phase | None = None,
 ) -> CastKernel:
+    """One kernel; its phase defaults to backward for grad_output, forward otherwise."""
     text = description.replace("x_", _TENSOR_LETTER[role])
+    if phase is None:
+        phase = Phase.BACKWARD if role is Role.GRAD_OUTPUT else Phase.FORWARD
     return CastKernel(
-        role, text, sympy.sympify(read), sympy.sympify(write), fusable, kind, launches
+        role, text, sympy.sympify(read), sympy.sympify(write), fusable, kind, launches, phase
     )
 
 
@@ -61,11 +67,11 @@ def _bf16_to(
     copies: int = 1,
     fusable: bool = False,
     kind: CastKind = CastKind.ROW,
+    phase: Phase | None = None,
 ) -> CastKernel:
     """Read the bf16 tensor once, write ``copies`` low-precision copies."""
-    return _kernel(
-        role, description, _BF16 * NUMEL, copies * out.bytes_per_element * NUMEL, fusable, kind
-    )
+    write = copies * out.bytes_per_element * NUMEL
+    return _kernel(role, description, _BF16 * NUMEL, write, fusable, kind, phase=phase)
 
 
 def _amax(role: Role, fusable: bool) -> tuple[CastKernel, CastKernel]:
@@ -126,7 +132,13 @@ def tensorwise_training(scaling: Scaling) -> ModePlan:
     weight = (
         *_amax(Role.WEIGHT, fusable=True),
         _bf16_to(Role.WEIGHT, "w_bf16, amax -> w_fp8 dim0 (forward)", FP8),
-        _bf16_to(Role.WEIGHT, "w_bf16, amax -> w_fp8 dim1 (backward)", FP8, kind=CastKind.COLUMN),
+        _bf16_to(
+            Role.WEIGHT,
+            "w_bf16, amax -> w_fp8 dim1 (backward)",
+            FP8,
+            kind=CastKind.COLUMN,
+            phase=_BACKWARD,
+        ),
     )
     kernels = _activation_roles(activation)
     # torchao's launch order: input, weight, grad_output.
@@ -149,7 +161,7 @@ def rowwise_training(scaling: Scaling) -> ModePlan:
                 fusable=True,
                 kind=CastKind.COLUMN,
             ),
-            _bf16_to(role, "x_bf16 dim1 -> x_fp8 dim1", FP8),
+            _bf16_to(role, "x_bf16 dim1 -> x_fp8 dim1", FP8, phase=_BACKWARD),
         )
 
     weight = (
@@ -160,8 +172,9 @@ def rowwise_training(scaling: Scaling) -> ModePlan:
             _BF16 * NUMEL,
             _BF16 * NUMEL,
             kind=CastKind.COLUMN,
+            phase=_BACKWARD,
         ),
-        _bf16_to(Role.WEIGHT, "w_bf16 dim1 -> w_fp8 dim1 (backward)", FP8),
+        _bf16_to(Role.WEIGHT, "w_bf16 dim1 -> w_fp8 dim1 (backward)", FP8, phase=_BACKWARD),
     )
     kernels = _activation_roles(activation)
     return ModePlan(_training_gemms(FP8), kernels[:2] + weight + kernels[2:])
@@ -182,12 +195,14 @@ def rowwise_gw_hp_training(scaling: Scaling) -> ModePlan:
             _ZERO,
             _ZERO,
             kind=CastKind.REDUCE,
+            phase=_BACKWARD,
         ),
         _bf16_to(
             Role.WEIGHT,
             "w_bf16, w_scale tensorwise -> w_fp8 dim1 (backward)",
             FP8,
             kind=CastKind.COLUMN,
+            phase=_BACKWARD,
         ),
     )
     kernels = _activation_roles(activation)
@@ -201,10 +216,15 @@ def blockwise_training(scaling: Scaling) -> ModePlan:
     wgt = f"{block}x{block}"
 
     def quant(
-        role: Role, description: str, scales: sympy.Expr, fusable: bool, kind: CastKind
+        role: Role,
+        description: str,
+        scales: sympy.Expr,
+        fusable: bool,
+        kind: CastKind,
+        phase: Phase | None = None,
     ) -> CastKernel:
         write = FP8.bytes_per_element * NUMEL + FP32_BYTES * scales
-        return _kernel(role, description, _BF16 * NUMEL, write, fusable, kind)
+        return _kernel(role, description, _BF16 * NUMEL, write, fusable, kind, phase=phase)
 
     act_scales = NUMEL / block
     weight_scales = NUMEL / block**2
@@ -218,7 +238,12 @@ def blockwise_training(scaling: Scaling) -> ModePlan:
             CastKind.TILE,
         ),
         quant(
-            Role.WEIGHT, f"w_bf16 -> w_fp8 rhs, {wgt} scales", weight_scales, False, CastKind.TILE
+            Role.WEIGHT,
+            f"w_bf16 -> w_fp8 rhs, {wgt} scales",
+            weight_scales,
+            False,
+            CastKind.TILE,
+            _BACKWARD,
         ),
         quant(Role.GRAD_OUTPUT, f"g_bf16 -> g_fp8 lhs, {act} scales", act_scales, True, _ROW),
         quant(
@@ -228,7 +253,9 @@ def blockwise_training(scaling: Scaling) -> ModePlan:
             False,
             _COLUMN,
         ),
-        quant(Role.INPUT, f"x_bf16 -> x_fp8 rhs, {act} scales", act_scales, False, _COLUMN),
+        quant(
+            Role.INPUT, f"x_bf16 -> x_fp8 rhs, {act} scales", act_scales, False, _COLUMN, _BACKWARD
+        ),
     )
     return ModePlan(_training_gemms(FP8), kernels)
 
@@ -274,7 +301,9 @@ def mx_two_pass_training(scaling: Scaling, fmt: Format) -> ModePlan:
     def casts(role: Role, fusable: bool) -> tuple[CastKernel, ...]:
         return (
             _bf16_to(role, f"x_bf16 -> x_mx{fmt.name} dim0", fmt, fusable=fusable),
-            _bf16_to(role, f"x_bf16 -> x_mx{fmt.name} dim1", fmt, kind=CastKind.COLUMN),
+            _bf16_to(
+                role, f"x_bf16 -> x_mx{fmt.name} dim1", fmt, kind=CastKind.COLUMN, phase=_BACKWARD
+            ),
         )
 
     kernels = tuple(
@@ -306,7 +335,7 @@ def mx_square_weight_training(scaling: Scaling) -> ModePlan:
     def activation(role: Role) -> tuple[CastKernel, ...]:
         return (
             _bf16_to(role, "x_bf16 -> x_mxfp8 dim0", FP8, fusable=True),
-            _bf16_to(role, "x_bf16 -> x_mxfp8 dim1", FP8, kind=CastKind.COLUMN),
+            _bf16_to(role, "x_bf16 -> x_mxfp8 dim1", FP8, kind=CastKind.COLUMN, phase=_BACKWARD),
         )
 
     weight = (
@@ -322,6 +351,7 @@ def mx_square_weight_training(scaling: Scaling) -> ModePlan:
             FP8.bytes_per_element * NUMEL,
             FP8.bytes_per_element * NUMEL,
             kind=CastKind.COLUMN,
+            phase=_BACKWARD,
         ),
     )
     kernels = _activation_roles(activation)
@@ -345,3 +375,55 @@ def nvfp4_dynamic_inference(scaling: Scaling) -> ModePlan:
     write = FP4.bytes_per_element * NUMEL + _scale_bytes(_block(scaling))
     description = "x_bf16 -> amax; x_bf16, amax -> x_nvfp4 (one kernel)"
     return _inference(FP4, _kernel(Role.INPUT, description, read, write, launches=2))
+
+
+def nvfp4_training(scaling: Scaling) -> ModePlan:
+    """NVFP4 training (NVIDIA's recipe, as Transformer Engine and torchao's prototype run it).
+
+    Every GEMM runs in fp4 with 1 x 16 e4m3 block scales and a per-tensor fp32 scale. The
+    weight uses 16 x 16 two-dimensional blocks, so one cast serves both of its layouts. The
+    grad_weight GEMM's operands (input and grad_output along the token dimension) pass
+    through a random Hadamard transform (RHT) first, which needs the transformed tensor's
+    amax for its per-tensor scale; gradients are cast with stochastic rounding. Kernels
+    follow torchao's NVFP4 training kernels (measured on GB200): an RHT + amax pass and one
+    cast writing the row copy and the RHT'd column copy of each activation.
+    """
+    block = _block(scaling)
+    fp4_with_scales = FP4.bytes_per_element * NUMEL + SCALE_E8M0_BYTES * NUMEL / block
+    both_layouts = 2 * fp4_with_scales  # a row copy and a column copy
+
+    def activation(role: Role, rounding: str, kind: CastKind) -> tuple[CastKernel, ...]:
+        return (
+            _kernel(
+                role,
+                "x_bf16 -> amax(x_bf16), amax(RHT(x_bf16))",
+                _BF16 * NUMEL,
+                _ZERO,
+                fusable=True,
+                kind=CastKind.HADAMARD_AMAX,
+            ),
+            _kernel(
+                role,
+                f"x_bf16 -> x_nvfp4 dim0, RHT(x_bf16) -> x_nvfp4 dim1 ({rounding})",
+                _BF16 * NUMEL,
+                both_layouts,
+                kind=kind,
+            ),
+        )
+
+    weight = (
+        _kernel(Role.WEIGHT, "w_bf16 -> amax", _BF16 * NUMEL, _ZERO, kind=CastKind.REDUCE),
+        _kernel(
+            Role.WEIGHT,
+            f"w_bf16, amax -> w_nvfp4 dim0 and dim1 ({block}x{block} blocks)",
+            _BF16 * NUMEL,
+            both_layouts,
+            kind=CastKind.FP4_TILE,
+        ),
+    )
+    kernels = (
+        *activation(Role.INPUT, "round to nearest", CastKind.HADAMARD_CAST),
+        *weight,
+        *activation(Role.GRAD_OUTPUT, "stochastic rounding", CastKind.HADAMARD_CAST_SR),
+    )
+    return ModePlan(_training_gemms(FP4), kernels)

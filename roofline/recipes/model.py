@@ -27,6 +27,43 @@ class Mode(enum.StrEnum):
             raise unknown("mode", str(name), [m.value for m in cls]) from None
 
 
+class Phase(enum.StrEnum):
+    """The pass of a training step a GEMM or kernel runs in."""
+
+    FORWARD = "forward"
+    BACKWARD = "backward"
+
+
+class Platform(enum.StrEnum):
+    """The software stack a GPU runs: the libraries that provide a recipe's GEMM kernels."""
+
+    CUDA = "cuda"  # NVIDIA: cuBLAS, CUTLASS, Triton
+    ROCM = "rocm"  # AMD: hipBLASLt, Triton
+
+    @property
+    def label(self) -> str:
+        """The platform as its vendor writes it (CUDA, ROCm)."""
+        return {Platform.CUDA: "CUDA", Platform.ROCM: "ROCm"}[self]
+
+
+@dataclass(frozen=True)
+class GroupedStack:
+    """The library that runs a recipe's grouped (MoE) GEMMs on a platform, and the GPU
+    architectures it runs on (empty: every GPU of the platform)."""
+
+    library: str
+    architectures: tuple[str, ...] = ()
+
+
+class Family(enum.StrEnum):
+    """How a recipe scales: one scale per tensor/row, or per block of elements."""
+
+    FLOAT8 = "float8"
+    BLOCKWISE = "blockwise"
+    MX = "mx"
+    NVFP4 = "nvfp4"
+
+
 class Role(enum.StrEnum):
     """The tensor a cast kernel converts."""
 
@@ -41,6 +78,11 @@ class Gemm(enum.StrEnum):
     OUTPUT = "output"  # input @ weight_t: M x K @ K x N
     GRAD_INPUT = "grad_input"  # grad_output @ weight: M x N @ N x K
     GRAD_WEIGHT = "grad_weight"  # input_t @ grad_output: K x M @ M x N
+
+    @property
+    def phase(self) -> Phase:
+        """The pass this GEMM runs in: the output GEMM forward, the others backward."""
+        return Phase.FORWARD if self is Gemm.OUTPUT else Phase.BACKWARD
 
 
 class NativeFormat(enum.StrEnum):
@@ -83,27 +125,13 @@ class CastKind(enum.StrEnum):
     COLUMN = "column"  # scales down columns or writes a transposed copy (dim1)
     TILE = "tile"  # two-dimensional blocks (e.g. 128 x 128 weight scales)
     REDUCE = "reduce"  # an amax reduction: reads the tensor, writes almost nothing
-
-
-class Platform(enum.StrEnum):
-    """The software stack a GPU runs: the libraries that provide a recipe's GEMM kernels."""
-
-    CUDA = "cuda"  # NVIDIA: cuBLAS, CUTLASS, Triton
-    ROCM = "rocm"  # AMD: hipBLASLt, Triton
-
-    @property
-    def label(self) -> str:
-        """The platform as its vendor writes it (CUDA, ROCm)."""
-        return {Platform.CUDA: "CUDA", Platform.ROCM: "ROCm"}[self]
-
-
-class Family(enum.StrEnum):
-    """How a recipe scales: one scale per tensor/row, or per block of elements."""
-
-    FLOAT8 = "float8"
-    BLOCKWISE = "blockwise"
-    MX = "mx"
-    NVFP4 = "nvfp4"
+    # Kernels only grouped (MoE) layers or NVFP4 training run, each its own measured kind:
+    REARRANGE = "rearrange"  # block scales -> a grouped GEMM's per-group swizzled layout
+    REARRANGE_K = "rearrange_k"  # the same for a 2D-2D GEMM, whose groups run along K
+    HADAMARD_AMAX = "hadamard_amax"  # random Hadamard transform + amax (reads only)
+    HADAMARD_CAST = "hadamard_cast"  # NVFP4 row + RHT'd column casts, round to nearest
+    HADAMARD_CAST_SR = "hadamard_cast_sr"  # the same with stochastic rounding (gradients)
+    FP4_TILE = "fp4_tile"  # NVFP4 16 x 16 weight blocks, row and column outputs
 
 
 @dataclass(frozen=True)
@@ -124,6 +152,9 @@ class CastKernel:
     # Kernels launched in practice for this entry (the calibrated model pays a fixed
     # latency per launch); torchao counts some two-kernel steps as one.
     launches: int = 1
+    # The pass that runs it: forward casts feed the output GEMM (or run there to save
+    # the tensor for backward), backward casts feed only grad_input / grad_weight.
+    phase: Phase = Phase.FORWARD
 
     @property
     def fuses_under_fusion(self) -> bool:
@@ -195,6 +226,10 @@ class Recipe:
     # True when the recipe runs its low-precision GEMMs as bf16 GEMMs on dequantized data
     # (torchao's KernelPreference.EMULATED): it runs on any GPU, at the bf16 rate.
     emulated: bool = False
+    # The grouped (MoE) GEMM kernels per platform; a platform absent (or an architecture
+    # not listed) has none, and grouped_gap says why.
+    grouped_kernels: Mapping[Platform, GroupedStack] = field(default_factory=dict)
+    grouped_gap: str = "no grouped GEMM kernel runs it"
 
     @property
     def modes(self) -> tuple[Mode, ...]:

@@ -78,13 +78,24 @@ def _mxfp8(
     plans = {Mode.TRAINING: training, Mode.INFERENCE: inference}
     extra.setdefault("kernels", st.MXFP8_KERNELS)
     extra.setdefault("kernel_gaps", st.MXFP8_GAPS)
+    extra.setdefault("grouped_kernels", st.MXFP8_GROUPED)
     return _recipe(name, Family.MX, summary, NativeFormat.MXFP8, _MX, plans, notes=notes, **extra)
 
 
-def _nvfp4(name: str, summary: str, scaling: Scaling, inference: PlanBuilder, **extra: Any):
+def _nvfp4(
+    name: str,
+    summary: str,
+    scaling: Scaling,
+    inference: PlanBuilder,
+    training: PlanBuilder | None = None,
+    **extra: Any,
+) -> Recipe:
     summary = f"NVFP4 ({scaling.blocks_text}) {summary}"
-    plans = {Mode.INFERENCE: inference}
-    extra.update(kernels=st.NVFP4_KERNELS, kernel_gaps=st.NVFP4_GAPS)
+    plans = {Mode.TRAINING: training, Mode.INFERENCE: inference} if training else {}
+    plans = plans or {Mode.INFERENCE: inference}
+    extra.update(
+        kernels=st.NVFP4_KERNELS, kernel_gaps=st.NVFP4_GAPS, grouped_gap=st.GROUPED_GAPS["fp4"]
+    )
     return _recipe(name, Family.NVFP4, summary, NativeFormat.NVFP4, scaling, plans, **extra)
 
 
@@ -103,6 +114,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         Scaling("one scale per tensor", "fp32"),
         {Mode.TRAINING: k.tensorwise_training, Mode.INFERENCE: k.tensorwise_inference},
         kernels=st.TENSORWISE_KERNELS,
+        grouped_gap=st.GROUPED_GAPS["tensorwise"],
     ),
     _recipe(
         "rowwise",
@@ -112,6 +124,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         Scaling("one scale per row", "fp32"),
         {Mode.TRAINING: k.rowwise_training, Mode.INFERENCE: k.rowwise_inference},
         kernels=st.ROWWISE_KERNELS,
+        grouped_kernels=st.ROWWISE_GROUPED,
     ),
     _recipe(
         "rowwise_with_gw_hp",
@@ -121,6 +134,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         Scaling("one scale per row", "fp32"),
         {Mode.TRAINING: k.rowwise_gw_hp_training},
         kernels=st.ROWWISE_KERNELS,
+        grouped_kernels=st.ROWWISE_GROUPED,
     ),
     _recipe(
         "blockwise",
@@ -134,6 +148,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         notes="Scale reads inside the GEMMs are ignored, as in torchao.",
         kernels=st.BLOCKWISE_KERNELS,
         kernel_gaps=st.BLOCKWISE_GAPS,
+        grouped_kernels=st.BLOCKWISE_GROUPED,
     ),
     _mxfp8(
         "mxfp8_emulated",
@@ -143,6 +158,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         kernels=st.EMULATED_KERNELS,
         kernel_gaps={},
         emulated=True,
+        grouped_kernels=st.EMULATED_GROUPED,
     ),
     _mxfp8("mxfp8_cublas", f"MXFP8 ({_MX.blocks_text}), cuBLAS GEMM", _TWO_PASS_FP8),
     _mxfp8(
@@ -178,12 +194,14 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         aliases=("mxfp4",),
         kernels=st.MXFP4_KERNELS,
         kernel_gaps=st.MXFP4_GAPS,
+        grouped_gap=st.GROUPED_GAPS["fp4"],
     ),
     _nvfp4(
         "nvfp4",
         "with a dynamic per-tensor scale",
         _NV,
         k.nvfp4_dynamic_inference,
+        training=k.nvfp4_training,
         deviations=(
             "Follows torchao 0.18: an amax read plus the cast, modelled as one kernel; the "
             "2025-11 reference modelled one cast that wrote an extra 4-byte scale.",

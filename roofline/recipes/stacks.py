@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from roofline.recipes.model import Platform
+from roofline.recipes.model import GroupedStack, Platform
 
 CUDA, ROCM = Platform.CUDA, Platform.ROCM
 
@@ -89,4 +89,45 @@ MXFP4_GAPS: Mapping[Platform, str] = {
 NVFP4_KERNELS: Mapping[Platform, str] = {CUDA: "cuBLAS"}
 NVFP4_GAPS: Mapping[Platform, str] = {
     ROCM: "torchao 0.18's NVFP4 GEMM is cuBLAS's, and it calls no NVFP4 GEMM in ROCm's stack"
+}
+
+
+# -- grouped (mixture-of-experts) GEMMs ------------------------------------------------
+# A recipe's grouped GEMMs (2D-3D and 2D-2D, roofline.grouped) are separate kernels from
+# its dense ones. Sources: pytorch/pytorch aten/src/ATen/native/cuda/GroupedBlas.cpp
+# (commit 00d4eaf9327928137f4cc437b17e5cf54623565f): torch._scaled_grouped_mm runs on
+# "CUDA devices with compute capability = [9.0, 10.0], or ROCm MI300+"; its fp8 rowwise
+# kernel is CUTLASS written for sm90 only (f8f8bf16_grouped_gemm_impl_sm90), MXFP8 runs
+# FBGEMM's mx8mx8bf16_grouped_mm (sm100), and the fp4 kernels (f4f4bf16_grouped_mm) are
+# reachable only through the v2 op, which no torchao training path calls.
+# deepseek-ai/DeepGEMM README (commit 0274ad7b911b99b4eb6f8d796403811cf1e18f3d): blockwise
+# fp8 M- and K-grouped GEMMs on "NVIDIA SM90 or SM100"; torchao wraps it for blockwise fp8
+# MoE training (the M3 measurements). torchao's MoE training README: "For MXFP8 MoE
+# training, CUDA 12.8+ and SM100+"; "For FP8 rowwise MoE training ... SM89+" (the core op's
+# gate is sm90/sm100, which is what is modelled).
+
+
+_HOPPER, _BLACKWELL, _ULTRA = "Hopper", "Blackwell", "Blackwell Ultra"
+ROWWISE_GROUPED: Mapping[Platform, GroupedStack] = {
+    CUDA: GroupedStack("CUTLASS (torch._scaled_grouped_mm)", (_HOPPER,)),
+    ROCM: GroupedStack("FBGEMM (torch._scaled_grouped_mm)", ("CDNA3",)),
+}
+BLOCKWISE_GROUPED: Mapping[Platform, GroupedStack] = {
+    CUDA: GroupedStack("DeepGEMM", (_HOPPER, _BLACKWELL)),
+}
+MXFP8_GROUPED: Mapping[Platform, GroupedStack] = {
+    CUDA: GroupedStack("FBGEMM (torch._scaled_grouped_mm)", (_BLACKWELL, _ULTRA)),
+}
+# bf16 torch._grouped_mm: CUTLASS on sm90 and sm100 (pytorch/pytorch PR #156203), CK on
+# gfx942/gfx950 (pytorch/pytorch PR #162419); elsewhere a loop of mm calls (not a kernel).
+EMULATED_GROUPED: Mapping[Platform, GroupedStack] = {
+    CUDA: GroupedStack("CUTLASS (torch._grouped_mm, bf16)", (_HOPPER, _BLACKWELL, _ULTRA)),
+    ROCM: GroupedStack("CK (torch._grouped_mm, bf16)", ("CDNA3", "CDNA4")),
+}
+#: Why a recipe with a dense kernel has no grouped one (the clause follows "on CUDA, ").
+GROUPED_GAPS: Mapping[str, str] = {
+    "tensorwise": "torchao's MoE training runs no per-tensor fp8 grouped GEMM (its fp8 "
+    "grouped path is rowwise)",
+    "fp4": "PyTorch's fp4 grouped GEMM (FBGEMM f4f4bf16_grouped_mm) is reachable only "
+    "through the v2 scaled_grouped_mm op, which no torchao training path calls",
 }

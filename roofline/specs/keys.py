@@ -148,6 +148,13 @@ _GPU_KEY_LIST: tuple[KeySpec, ...] = (
         choices=tuple(recipe_names()),
         plain=True,
     ),
+    TextTable(
+        "grouped_software_gaps",
+        "recipe name -> one sentence, with its source, on why this GPU's software stack has "
+        "no grouped (mixture-of-experts) GEMM kernel for a recipe whose dense GEMMs it runs",
+        choices=tuple(recipe_names()),
+        plain=True,
+    ),
     Prefixes(
         "device_prefixes",
         "torch.cuda.get_device_name() prefixes; non-empty, no leading spaces",

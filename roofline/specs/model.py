@@ -71,6 +71,8 @@ class GpuSpec:
     mem_efficiency_basis: str = ""
     # Recipe name -> why this GPU's software stack cannot run it (the hardware could).
     software_gaps: Mapping[str, str] = field(default_factory=dict)
+    # Recipe name -> why this GPU's stack has no grouped GEMM kernel for it (dense runs).
+    grouped_software_gaps: Mapping[str, str] = field(default_factory=dict)
     platform_given: str | None = None  # the ``platform`` key; see :attr:`platform`
 
     @property

@@ -9,8 +9,11 @@ from roofline import cite
 from roofline.formulas import Term, build_model
 from roofline.latex import symbolic
 from roofline.recipes import CastKernel, CastKind, Mode, get_recipe
+from roofline.symbols import G
+from site_gen import safe
 from site_gen.context import GEN
 from site_gen.formulas import Formula, equation_index
+from site_gen.grouped_formulas import GROUPED_RECIPE, grouped_formulas, nvfp4_training_formulas
 from site_gen.pages.base import PageOutput, SiteInput, page
 from site_gen.validation_rows import calibration_symbols_table
 
@@ -89,13 +92,17 @@ def calibrated_formulas() -> list[Formula]:
 
 
 def render(site: SiteInput) -> PageOutput:
-    """Every formula of the model, grouped, with anchors and citations; the calibrated
-    model's formulas and its parameters' symbols after the building blocks."""
+    """Every formula of the model, grouped, with anchors and citations; after the building
+    blocks, the calibrated model's formulas and its parameters' symbols, the grouped
+    (MoE) layer's terms and NVFP4 training's kernels."""
     groups = equation_index()
     calibrated = calibrated_formulas()
+    grouped = list(grouped_formulas().values())
+    nvfp4 = list(nvfp4_training_formulas().values())
     symbols = calibration_symbols_table("calibration-symbols")
-    count = sum(len(f) for _, f in groups) + len(calibrated)
+    count = sum(len(f) for _, f in groups) + len(calibrated) + len(grouped) + len(nvfp4)
     return page("equations.md", "equations.md.j2", [symbols],
                 output=f"{GEN}/_snippets/equations.md.txt", export_folder=f"{GEN}/equations",
-                groups=groups, count=count, calibrated=calibrated,
-                symbols=symbols)  # fmt: skip
+                groups=groups, count=count, calibrated=calibrated, symbols=symbols,
+                grouped=grouped, nvfp4=nvfp4, grouped_recipe=GROUPED_RECIPE,
+                g_symbol=safe.math(symbolic(G)))  # fmt: skip

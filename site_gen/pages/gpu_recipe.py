@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from roofline.site_paths import grouped_result_page
 from site_gen import calculator, charts, config, exports, rows, spec_rows
 from site_gen.charts import breakdown_labels
 from site_gen.context import gpu_dir, gpu_page, recipe_page, recipe_result_page, rel
@@ -42,6 +43,9 @@ def render(site: SiteInput, result: RecipeResult) -> PageOutput:
     common = _common(result, path)
     common["calibration_data"] = site.atlas.has_calibration_data(gpu.name)
     common["calibration_link"] = rel(gpu_page(gpu), path) + "#calibrated-model-parameters"
+    grouped = grouped_result_page(gpu.name, mode, recipe.name)
+    has_grouped = (gpu.name, mode, recipe.name) in site.atlas.grouped
+    common["grouped_link"] = rel(grouped, path) if has_grouped else ""
     if not result.computable:
         return page(path, TEMPLATE, computable=False, **common)
     stem = config.recipe_page_name(mode, recipe.name)

@@ -6,14 +6,22 @@ from dataclasses import dataclass
 
 from roofline import notes
 from roofline.calibration.data import load_calibration
+from roofline.calibration.params import Basis
 from roofline.evaluate import calibration_of
-from roofline.measurements import load_measurements
-from roofline.recipes import RECIPE_LIST, Recipe
-from roofline.symbols import CALIBRATION_SYMBOLS
+from roofline.measurements import MeasurementSet, load_measurements
+from roofline.recipes import RECIPE_LIST, Mode, Recipe
+from roofline.site_paths import grouped_result_page
+from roofline.symbols import CALIBRATION_SYMBOLS, RHO_2D2D, RHO_2D3D, RHO_BF16
 from site_gen import config, safe, spec_rows
 from site_gen import validation_rows as vr
-from site_gen.context import GEN, Table, gpu_page, recipe_page, rel
+from site_gen.context import GEN, Table, gpu_page, recipe_page, recipe_result_page, rel
 from site_gen.formulas import Formula, methodology_formulas
+from site_gen.grouped_formulas import (
+    GROUPED_RECIPE,
+    NVFP4,
+    grouped_formulas,
+    nvfp4_training_formulas,
+)
 from site_gen.pages.base import PageOutput, SiteInput, page
 
 PAGE = f"{GEN}/methodology.md"
@@ -104,6 +112,79 @@ def calibration(site: SiteInput) -> Calibrated:
     )  # fmt: skip
 
 
+def _role_sets(sets: list[MeasurementSet]) -> list[RoleSets]:
+    """``sets`` per role (held out first), each set linked to its Validation section."""
+    out = []
+    for role in vr.ROLE_ORDER:
+        chosen = [s for s in sets if s.role is role]
+        if chosen:
+            links = [safe.link(s.id, f"{VALIDATION}#{s.id}") for s in chosen]
+            points = sum(len(s.points) for s in chosen)
+            out.append(RoleSets(role.value, vr.ROLE_TEXT[role], points, links))
+    return out
+
+
+@dataclass(frozen=True)
+class Grouped:
+    """The Grouped GEMMs section: formulas, the sets behind it, where rho is measured."""
+
+    formulas: dict[str, Formula]
+    roles: list[RoleSets]
+    measured: list[safe.Md]  # "NVIDIA B200 (0.741, 0.589)": the GPUs with measured rho
+    assumed: str  # the source of an assumed GPU's rho
+    example: str  # a grouped page (the first GPU with measured rho, MXFP8 training)
+    example_gpu: str
+    rho: tuple[safe.Md, safe.Md]
+    beta: safe.Md  # the bf16 grouped GEMM's factor over rho
+    beta_known: list[safe.Md]  # the GPUs where it is measured or fitted, with the value
+
+
+@dataclass(frozen=True)
+class Nvfp4Training:
+    """The NVFP4 training section: the kernels' formulas and the sets behind them."""
+
+    formulas: dict[str, Formula]
+    roles: list[RoleSets]
+    example: str  # the NVFP4 training page of the first GPU measured
+    example_gpu: str
+
+
+def grouped_section(site: SiteInput) -> Grouped:
+    """What the Grouped GEMMs section says from data."""
+    measurements = load_measurements()
+    measured, assumed, first, beta = [], "", None, []
+    for gpu in site.atlas.gpus:
+        values = calibration_of(gpu, site.atlas.specs).values
+        rho = (values[RHO_2D3D.spec_key], values[RHO_2D2D.spec_key])
+        if values[RHO_BF16.spec_key].basis is not Basis.ASSUMED:
+            text = f"{values[RHO_BF16.spec_key].value:.3g}, {values[RHO_BF16.spec_key].basis}"
+            beta.append(safe.concat(safe.link(gpu.name, rel(gpu_page(gpu), PAGE)),
+                                    f" ({text})"))  # fmt: skip
+        if rho[0].basis is Basis.MEASURED:
+            text = ", ".join(f"{v.value:.3g}" for v in rho)
+            measured.append(safe.concat(safe.link(gpu.name, rel(gpu_page(gpu), PAGE)),
+                                        f" ({text})"))  # fmt: skip
+            first = first or gpu
+        elif not assumed:
+            assumed = rho[0].source
+    gpu = first or site.atlas.gpus[0]
+    example = rel(grouped_result_page(gpu.name, Mode.TRAINING, GROUPED_RECIPE), PAGE)
+    return Grouped(grouped_formulas(), _role_sets([s for s in measurements.sets if s.groups]),
+                   measured, assumed, example, gpu.name,
+                   (safe.math(RHO_2D3D.latex), safe.math(RHO_2D2D.latex)),
+                   safe.math(RHO_BF16.latex), beta)  # fmt: skip
+
+
+def nvfp4_section(site: SiteInput) -> Nvfp4Training:
+    """What the NVFP4 training section says from data."""
+    sets = [s for s in load_measurements().sets
+            if s.recipe == NVFP4 and s.mode is Mode.TRAINING]  # fmt: skip
+    gpu = next((g for g in site.atlas.gpus if any(s.gpu == g.name for s in sets)),
+               site.atlas.gpus[0])  # fmt: skip
+    example = rel(recipe_result_page(gpu, Mode.TRAINING, NVFP4), PAGE)
+    return Nvfp4Training(nvfp4_training_formulas(), _role_sets(sets), example, gpu.name)
+
+
 def render(site: SiteInput) -> PageOutput:
     """The Methodology page and its tables' exports."""
     traffic = []
@@ -122,5 +203,6 @@ def render(site: SiteInput) -> PageOutput:
     return page(
         PAGE, "methodology.md.j2", tables, formulas=methodology_formulas(), traffic=traffic,
         symbols=symbols, recipes=RECIPE_LIST, limitations=notes.LIMITATIONS,
-        deviations=notes.DEVIATIONS, calibrated=calibrated,
+        deviations=notes.DEVIATIONS, calibrated=calibrated, grouped=grouped_section(site),
+        nvfp4=nvfp4_section(site),
     )  # fmt: skip

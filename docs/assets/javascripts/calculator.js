@@ -3,11 +3,15 @@
  * speedup come from the sympy-printed functions; this file only sums terms into totals
  * and totals into columns, as roofline.evaluate.CompiledModel.totals / evaluate_columns do.
  *
- * Contract: state in the query string (?gpu=&mode=&recipe=&M=&K=&N=&fusion=0|1&calibrated=0|1
+ * Contract: state in the query string (?gpu=&mode=&recipe=&M=&K=&N=&G=&fusion=0|1&calibrated=0|1
  * and any spec key as an override, in SI units); each output carries data-column (or
  * data-term) and data-value (full precision). calibrated=1 computes the calibrated model
  * (each generated model's .calibrated, with the GPU's calibration parameters from data.js)
- * and shows torchao's speedup beside it (data-role="torchao-speedup").
+ * and shows torchao's speedup beside it (data-role="torchao-speedup"). G > 1 computes a
+ * grouped (mixture-of-experts) layer of G experts (each generated model's .grouped, as
+ * roofline.evaluate(..., groups=G)); G = 1 (the default, left out of the link) is the dense
+ * layer. The model-preset picker fills M, K, N and G from a preset's GEMM, as
+ * roofline.presets.ModelPreset.gemm_instances(tokens, ep) does.
  *
  * The query string is attacker-controlled (anyone can send a link): every value is looked
  * up as an own property only (so "__proto__" or "constructor" is just an unknown name),
@@ -53,13 +57,19 @@
   // -- the model: totals and columns (mirrors roofline/evaluate.py) -----------------------
 
   // cal (optional): the GPU's calibration parameters, for the calibrated model.
-  function evaluateColumns(key, mode, M, K, N, hw, cal) {
+  // G (optional): the experts of a grouped layer; absent or 1, the dense layer.
+  function evaluateColumns(key, mode, M, K, N, hw, cal, G) {
     var models = window.RooflineModels;
-    var torchao = own(models.models, key);
-    if (!torchao) throw new Error("no generated model " + key);
-    // The calibrated model shares torchao's terms (keys, labels, quantities): meta is one.
+    var dense = own(models.models, key);
+    if (!dense) throw new Error("no generated model " + key);
+    var grouped = G !== undefined && G !== 1;
+    // A grouped layer has its own terms (the scale rearrangements); the calibrated model
+    // shares torchao's terms (keys, labels, quantities): one meta for both.
+    var torchao = grouped ? dense.grouped : dense;
     var model = cal ? torchao.calibrated : torchao;
-    var times = cal ? model.times(M, K, N, hw, cal) : model.times(M, K, N, hw);
+    var times;
+    if (grouped) times = cal ? model.times(M, K, N, G, hw, cal) : model.times(M, K, N, G, hw);
+    else times = cal ? model.times(M, K, N, hw, cal) : model.times(M, K, N, hw);
     var T = Object.create(null);
     torchao.meta.terms.forEach(function (t) {
       T[t.quantity] = T[t.quantity] === undefined ? times[t.key] : T[t.quantity] + times[t.key];
@@ -82,7 +92,8 @@
         out[c] = T[spec.quantities[c]];
       }
     });
-    return { columns: out, times: times, terms: torchao.meta.terms, calibrated: !!cal };
+    return { columns: out, times: times, terms: torchao.meta.terms, calibrated: !!cal,
+             groups: grouped ? G : 1 };
   }
 
   // -- helpers ------------------------------------------------------------------------------
@@ -225,7 +236,7 @@
     this.fusion = el("input", { type: "checkbox", name: "fusion" });
     this.calibrated = el("input", { type: "checkbox", name: "calibrated" });
     this.dims = {};
-    ["M", "K", "N"].forEach(function (dim) {
+    ["M", "K", "N", "G"].forEach(function (dim) {
       self.dims[dim] = el("input", { type: "text", inputmode: "numeric", name: dim,
                                      autocomplete: "off", spellcheck: "false" });
     });
@@ -250,9 +261,14 @@
     ]);
     var shape = el("fieldset", { class: "ra-calc-group" }, [
       el("legend", { text: "Layer shape: (M × K) @ (K × N)" }),
-      this.field("M", this.dims.M, "tokens"), this.field("K", this.dims.K, "input features"),
-      this.field("N", this.dims.N, "output features"), this.field("Preset", this.preset)
+      this.field("M", this.dims.M, "tokens (in all, for G > 1)"),
+      this.field("K", this.dims.K, "input features"),
+      this.field("N", this.dims.N, "output features"),
+      this.field("G", this.dims.G, "groups (experts): 1 = dense; G > 1 = grouped (MoE) GEMMs, " +
+                 "weights G × K × N"),
+      this.field("Preset", this.preset)
     ]);
+    var models = this.buildModelPresets();
     this.overrideBox = el("details", { class: "ra-calc-overrides" }, [
       el("summary", { text: "Override the GPU's figures (blank: the spec's value)" }),
       el("div", { class: "ra-calc-grid" }, overrideFields)
@@ -262,7 +278,7 @@
     this.command = el("code", { class: "ra-calc-command" });
     this.share = el("button", { type: "button", class: "ra-copy", text: "Copy link" });
     host.appendChild(el("form", { class: "ra-calc-form", autocomplete: "off" },
-                        [model, shape, this.overrideBox]));
+                        [model, shape, models, this.overrideBox]));
     this.alert = null;  // the box listing the link's rejected values (showProblems)
     host.appendChild(this.status);
     host.appendChild(this.results);
@@ -281,6 +297,7 @@
       var p = d.presets.filter(function (x) { return x[0] === self.preset.value; })[0];
       if (!p) return;
       self.dims.M.value = p[2]; self.dims.K.value = p[3]; self.dims.N.value = p[4];
+      self.dims.G.value = "1";  // the shape presets are dense layers
       onChange();
     });
     this.share.addEventListener("click", function () {
@@ -300,6 +317,112 @@
     this.recipe.value = names.indexOf(wanted) >= 0 ? wanted : fallback;
   };
 
+  // -- the model-preset picker: M, K, N, G of one GEMM of a model preset ------------------
+  // data.model_presets (site_gen.calculator_models): per model, each GEMM's rows per token
+  // (M = tokens x rows), K, N and runs per step, and its G per expert parallelism; the
+  // messages gemm_instances gives for a tokens value it refuses. Names come from a model
+  // file: shown through textContent only.
+
+  Calculator.prototype.buildModelPresets = function () {
+    var self = this, d = this.data.model_presets;
+    this.presetModel = el("select", { name: "preset_model", "aria-label": "model preset" });
+    this.presetModel.appendChild(el("option", { value: "", text: "choose a model…" }));
+    d.models.forEach(function (m) {
+      self.presetModel.appendChild(el("option", { value: m.name, text: m.label }));
+    });
+    this.presetGemm = el("select", { name: "preset_gemm", "aria-label": "GEMM of the model" });
+    this.tokens = el("input", { type: "text", inputmode: "numeric", name: "tokens",
+                                autocomplete: "off", spellcheck: "false" });
+    this.tokens.value = String(this.data.defaults.tokens);
+    this.ep = el("select", { name: "ep", "aria-label": "expert parallelism" });
+    this.presetNote = el("p", { class: "ra-calc-note", "data-role": "preset-note" });
+    this.presetMessage = el("div", { "data-role": "preset-message" });
+    this.fillPresetGemms();
+    this.presetModel.addEventListener("change", function () {
+      self.fillPresetGemms();
+      self.applyPreset();
+    });
+    [this.presetGemm, this.ep].forEach(function (x) {
+      x.addEventListener("change", function () { self.applyPreset(); });
+    });
+    this.tokens.addEventListener("input", function () { self.applyPreset(); });
+    return el("fieldset", { class: "ra-calc-group", "data-role": "model-presets" }, [
+      el("legend", { text: "Model preset: fills M, K, N and G" }),
+      this.field("Model", this.presetModel), this.field("GEMM", this.presetGemm),
+      this.field("Tokens", this.tokens, "per device: micro-batch × sequence length"),
+      this.field("EP", this.ep, "expert parallelism: devices sharing the experts"),
+      this.presetNote, this.presetMessage
+    ]);
+  };
+
+  Calculator.prototype.presetData = function () {
+    var name = this.presetModel.value;
+    return this.data.model_presets.models.filter(function (m) { return m.name === name; })[0];
+  };
+
+  // The chosen model's GEMMs and expert-parallelism choices (none chosen: empty, disabled).
+  Calculator.prototype.fillPresetGemms = function () {
+    var self = this, m = this.presetData();
+    this.presetGemm.textContent = "";
+    this.ep.textContent = "";
+    this.presetGemm.appendChild(el("option", { value: "", text: m ? "choose a GEMM…" : "—" }));
+    (m ? m.gemms : []).forEach(function (g, i) {
+      var kind = g.kind === "dense" ? "" : " (" + g.kind + ")";
+      self.presetGemm.appendChild(el("option", { value: String(i),
+        text: g.key + kind + ": " + g.K + " × " + g.N }));
+    });
+    (m ? m.eps : [1]).forEach(function (ep) {
+      self.ep.appendChild(el("option", { value: String(ep), text: String(ep) }));
+    });
+    this.presetGemm.disabled = !m;
+    this.ep.disabled = !m || m.eps.length < 2;  // a dense model takes EP = 1 only
+  };
+
+  // gemm_instances' refusal of tokens (checked first), else that of the first GEMM whose
+  // routed rows pass the largest dimension, else null.
+  Calculator.prototype.tokensProblem = function (m, text) {
+    var d = this.data.model_presets, numeric = NUMBER.test(text), value = Number(text);
+    if (!numeric || !isFinite(value) || value < 1 || Math.round(value) !== value ||
+        value > d.max) {
+      return fill(d.tokens, { value: numeric ? String(value) : shown(text) });
+    }
+    for (var i = 0; i < m.gemms.length; i++) {
+      var g = m.gemms[i];
+      if (g.routed && value * g.rows > d.max) {
+        return fill(g.routed, { tokens: String(value), rows: String(value * g.rows) });
+      }
+    }
+    return null;
+  };
+
+  Calculator.prototype.applyPreset = function () {
+    var m = this.presetData(), index = this.presetGemm.value;
+    this.presetNote.textContent = "";
+    this.presetMessage.textContent = "";
+    this.tokens.classList.remove("ra-invalid");
+    if (!m || index === "") return;
+    var problem = this.tokensProblem(m, this.tokens.value.trim());
+    if (problem) {
+      this.tokens.classList.add("ra-invalid");
+      this.presetMessage.appendChild(el("div", { class: "admonition warning",
+        "data-kind": "tokens" }, [el("p", { class: "admonition-title", text: "Invalid input" }),
+                                  el("p", { text: problem })]));
+      return;
+    }
+    var g = m.gemms[Number(index)], tokens = Number(this.tokens.value.trim());
+    var groups = own(m.groups, this.ep.value)[Number(index)];
+    this.dims.M.value = String(tokens * g.rows);
+    this.dims.K.value = String(g.K);
+    this.dims.N.value = String(g.N);
+    this.dims.G.value = String(groups);
+    this.presetNote.textContent = m.label + ", " + g.key + ": " + (g.kind === "expert" ?
+      "routed experts, " + tokens + " tokens × top-" + g.rows + " = " + tokens * g.rows +
+        " rows over " + groups + " experts per device" :
+      (g.kind === "shared" ? "shared expert, all tokens" : "dense, all tokens")) +
+      "; runs " + g.count + "× per step.";
+    this.update(true);
+  };
+
   Calculator.prototype.gpuData = function () {
     var name = this.gpu.value;
     return this.data.gpus.filter(function (g) { return g.name === name; })[0];
@@ -315,14 +438,16 @@
     });
   };
 
-  // The CLI's message when text is not a dimension evaluate accepts, else null.
+  // The CLI's message when text is not a dimension evaluate accepts, else null. G, the
+  // group count, has evaluate's own messages ("shape dimension G (groups) ...").
   Calculator.prototype.dimProblem = function (dim, text) {
     var shape = this.data.shape, numeric = NUMBER.test(text), value = Number(text);
+    var messages = dim === "G" ? shape.groups : shape;
     var values = { dim: dim, value: numeric ? String(value) : shownDim(text) };
     if (!numeric || !isFinite(value) || value <= 0 || Math.round(value) !== value) {
-      return fill(shape.positive, values);
+      return fill(messages.positive, values);
     }
-    return value > shape.max ? fill(shape.too_large, values) : null;
+    return value > shape.max ? fill(messages.too_large, values) : null;
   };
 
   // Set the form from the query string (then the widget's data-* defaults, then data.js's).
@@ -332,8 +457,9 @@
     var self = this, problems = [];
     var report = function (param, text) { problems.push({ param: param, text: text }); };
     var given = function (key) { return q.has(key) && q.get(key).trim() !== ""; };  // "": absent
-    var pick = function (key) {
-      return String(given(key) ? q.get(key).trim() : (own(host.dataset, key) || d.defaults[key]));
+    var pick = function (key) {  // the widget's data-groups is G's default on its page
+      var widget = own(host.dataset, key === "G" ? "groups" : key);
+      return String(given(key) ? q.get(key).trim() : (widget || d.defaults[key]));
     };
     var gpu = pick("gpu"), lower = gpu.toLowerCase();
     var match = d.gpus.filter(function (g) {
@@ -367,10 +493,12 @@
       calibrated = this.calibratedDefault;
     }
     this.calibrated.checked = calibrated === true;
-    ["M", "K", "N"].forEach(function (dim) {
+    ["M", "K", "N", "G"].forEach(function (dim) {
       var text = pick(dim), problem = self.dimProblem(dim, text);
       if (problem) report(dim, problem);
-      self.dims[dim].value = problem ? String(d.defaults[dim]) : text;
+      // A refused G falls back to the widget's own (data-groups), as calibrated does.
+      var fallback = dim === "G" ? own(host.dataset, "groups") || d.defaults.G : d.defaults[dim];
+      self.dims[dim].value = problem ? String(fallback) : text;
     });
     d.hardware.forEach(function (h) {  // overrides are SI in the query string
       if (!given(h.key)) return;
@@ -404,6 +532,9 @@
     q.set("mode", this.mode.value);
     q.set("recipe", this.recipe.value);
     ["M", "K", "N"].forEach(function (dim) { q.set(dim, self.dims[dim].value.trim()); });
+    var groups = this.dims.G.value.trim();
+    // Left out for a dense layer (the default), unless this widget starts grouped.
+    if (groups !== "1" || own(this.host.dataset, "groups")) q.set("G", groups);
     q.set("fusion", this.fusion.checked ? "1" : "0");
     // Left out for torchao's model (the default), unless this widget starts calibrated.
     if (this.calibrated.checked || this.calibratedDefault) {
@@ -448,7 +579,7 @@
         return { kind: "impossible", text: fill(own(d.missing, key)[needs[i]], { gpu: gpu }) };
       }
     }
-    var names = ["M", "K", "N"];
+    var names = ["M", "K", "N", "G"];  // evaluate's order: the shape, then the groups
     for (var j = 0; j < names.length; j++) {
       var problem = this.dimProblem(names[j], dims[names[j]]);
       if (problem) return { kind: "shape", text: problem };
@@ -467,15 +598,16 @@
     var key = mode + "/" + recipe + "/" + (fusion ? 1 : 0);
     var hw = this.hardware();
     var dims = {};
-    ["M", "K", "N"].forEach(function (dim) { dims[dim] = self.dims[dim].value.trim(); });
+    ["M", "K", "N", "G"].forEach(function (dim) { dims[dim] = self.dims[dim].value.trim(); });
     if (write) {
       this.writeState(hw);
       this.showProblems([]);  // the link is rewritten from the form: its old problems are gone
     }
     var calibrated = this.calibrated.checked;
+    var G = Number(dims.G), grouped = NUMBER.test(dims.G) && G !== 1;
     var cmd = 'roofline eval --gpu "' + this.gpu.value + '" --mode ' + mode + " --recipe " + recipe +
-      " --shape " + dims.M + "," + dims.K + "," + dims.N + (fusion ? " --fusion" : "") +
-      (calibrated ? " --calibrated" : "");
+      " --shape " + dims.M + "," + dims.K + "," + dims.N + (grouped ? " --groups " + dims.G : "") +
+      (fusion ? " --fusion" : "") + (calibrated ? " --calibrated" : "");
     this.command.textContent = cmd;
     this.results.textContent = "";
     this.status.textContent = "";
@@ -489,7 +621,10 @@
         "Not computable" : "Invalid input" }), el("p", { text: problem.text })]));
       return;
     }
-    var verdict = own(this.gpuData().capability, mode + "/" + recipe);
+    // A grouped layer's verdict also asks for a grouped GEMM kernel (listed where it differs).
+    var gpuData = this.gpuData();
+    var verdict = (grouped && own(gpuData.capability_grouped, mode + "/" + recipe)) ||
+      own(gpuData.capability, mode + "/" + recipe);
     // Admonition kind and title per capability state (roofline.capability.Support).
     var look = { native: ["success", "Native"], emulated: ["info", "Emulated: bf16 GEMMs"] };
     var kind = own(look, verdict[0]) || ["warning", "Hypothetical estimate"];
@@ -502,18 +637,19 @@
       this.status.appendChild(el("p", { class: "ra-calc-note", text: "With your overrides of " +
         Object.keys(hw.overridden).join(", ") + " (not the published spec)." }));
     }
-    if (calibrated) this.calibrationNotes(key, hw.overridden);
+    if (calibrated) this.calibrationNotes(key, hw.overridden, grouped);
     var M = Number(dims.M), K = Number(dims.K), N = Number(dims.N);
-    var torchao = evaluateColumns(key, mode, M, K, N, hw.values);
+    var torchao = evaluateColumns(key, mode, M, K, N, hw.values, null, G);
     var result = calibrated ?
-      evaluateColumns(key, mode, M, K, N, hw.values, this.gpuData().cal) : torchao;
+      evaluateColumns(key, mode, M, K, N, hw.values, gpuData.cal, G) : torchao;
     this.render(result, mode, hw.values, torchao);
   };
 
   // What the calibrated model does not take from the form: overrides of the figures it
   // replaces with its own, and the parameters that are assumed (no measurement) for this GPU.
-  Calculator.prototype.calibrationNotes = function (key, overridden) {
-    var ignores = own(window.RooflineModels.models, key).calibrated.ignores;
+  Calculator.prototype.calibrationNotes = function (key, overridden, grouped) {
+    var entry = own(window.RooflineModels.models, key);
+    var ignores = (grouped ? entry.grouped : entry).calibrated.ignores;
     var unused = Object.keys(overridden).filter(function (k) { return ignores.indexOf(k) >= 0; });
     if (unused.length) {
       this.status.appendChild(el("p", { class: "ra-calc-note", "data-role": "calibration-ignores",
@@ -552,6 +688,12 @@
       text: result.calibrated ? "Computed with the calibrated model (efficiencies and fixed " +
         "latencies fitted on public measurements); torchao's roofline model beside it." :
         "Computed with torchao's roofline model (tick the calibrated model to compare)." });
+    var layer = el("p", { class: "ra-calc-note", "data-role": "layer",
+      "data-groups": String(result.groups),
+      text: result.groups === 1 ? "A dense layer (G = 1)." : "A grouped (mixture-of-experts) " +
+        "layer: M = " + cols.fwd_M + " tokens in all, split evenly over G = " + result.groups +
+        " experts, weights G × K × N; block-scaled recipes also rearrange their scales " +
+        "into the grouped GEMM's layout." });
     var table = el("table", { class: "ra-calc-columns" }, [
       el("thead", {}, [el("tr", {}, [el("th", { text: "column" }), el("th", { text: "meaning" }),
                                      el("th", { text: "value" })])]),
@@ -595,6 +737,7 @@
       el("tbody", {}, rows)
     ]);
     this.results.appendChild(which);
+    this.results.appendChild(layer);
     this.results.appendChild(headline);
     this.results.appendChild(el("h3", { text: "Columns (as roofline eval prints them)" }));
     this.results.appendChild(el("div", { class: "md-typeset__table" }, [table]));

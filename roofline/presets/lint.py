@@ -1,0 +1,293 @@
+"""Loading a model-preset file: every problem of a file collected, then the presets built.
+
+The rules follow the other data files' (:mod:`roofline.measurements.lint`): unknown and
+missing keys (with the nearest valid key), text without control, invisible or markup
+characters, http(s) source URLs, and on top: names safe for the command line and page
+URLs, no duplicate models or GEMMs, positive integer dimensions up to the GEMM libraries'
+limit, and experts / top_k exactly on the blocks that route tokens to experts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import stat
+from importlib import resources
+from pathlib import Path
+from typing import Any, NoReturn
+
+from roofline.errors import DataFileError, DataProblem
+from roofline.measurements.model import Source
+from roofline.presets import rules as R
+from roofline.presets.fields import KIND, FieldLinter
+from roofline.presets.model import LayerBlock, LinearKind, ModelDatabase, ModelPreset, PresetGemm
+from roofline.shapes import MAX_DIM
+from roofline.slugs import slug
+from roofline.specs.text import URL_EXPECTED, TomlProblem, describe, load_toml, url_problem
+
+BUNDLED_NAME = "bundled model presets (roofline/data/models.toml)"
+#: The bundled preset file (read through importlib.resources when loaded).
+BUNDLED_MODELS_PATH = Path(__file__).resolve().parent.parent / "data" / "models.toml"
+
+
+class _Linter(FieldLinter):
+    """The entry rules: models, sources, blocks, GEMMs, and names across models."""
+
+    def document(self, doc: dict[str, Any]) -> list[dict[str, Any]]:
+        """The model tables of a parsed file, top-level keys linted."""
+        self.keys(None, "", doc, R.TOP_KEYS)
+        version = doc.get("schema_version", R.SCHEMA_VERSION)
+        if type(version) is not int or version != R.SCHEMA_VERSION:
+            self.error(None, "schema_version", f"the integer {R.SCHEMA_VERSION}", describe(version))
+        return self.tables(None, "model", doc, "model", R.MAX_MODELS)
+
+    def model(self, index: int, table: dict[str, Any]) -> ModelPreset | None:
+        """The preset of one [[model]] table, or None when it has problems (all recorded)."""
+        entry = _label(table.get("name"), index)
+        before = self.count()
+        self.keys(entry, "", table, R.MODEL_KEYS)
+        name = None
+        if "name" in table:
+            name = self.name(
+                entry,
+                "name",
+                table["name"],
+                R.MODEL_NAME,
+                R.MODEL_NAME_EXPECTED,
+                R.MAX_MODEL_NAME_LENGTH,
+            )
+        display = None
+        if "display_name" in table:
+            limit = R.TEXT_LIMITS["display_name"]
+            display = self.text(entry, "display_name", table["display_name"], limit)
+        notes = ""
+        if "notes" in table:
+            notes = self.text(entry, "notes", table["notes"], R.TEXT_LIMITS["notes"]) or ""
+        sources = self.tables(entry, "sources", table, "sources", R.MAX_SOURCES)
+        built_sources = [self.source(entry, f"sources[{i}]", s) for i, s in enumerate(sources)]
+        blocks = self.tables(entry, "block", table, "block", R.MAX_BLOCKS)
+        built = [self.block(entry, f"block[{i}]", b) for i, b in enumerate(blocks)]
+        self.duplicates(entry, "block", [b.get("name") for b in blocks], "name")
+        self.experts_agree(entry, built)
+        if self.count() > before:
+            return None
+        return ModelPreset(
+            name=name,
+            display_name=display,
+            blocks=tuple(built),
+            sources=tuple(built_sources),
+            notes=notes,
+        )
+
+    def source(self, entry: str, prefix: str, table: dict[str, Any]) -> Source | None:
+        before = self.count()
+        self.keys(entry, f"{prefix}.", table, R.SOURCE_KEYS)
+        url = table.get("url")
+        problem = url_problem(url) if "url" in table else None
+        if problem:
+            self.error(entry, f"{prefix}.url", URL_EXPECTED, problem)
+        read_on = table.get("read_on")
+        is_date = isinstance(read_on, dt.date) and not isinstance(read_on, dt.datetime)
+        if "read_on" in table and not is_date:
+            self.error(
+                entry, f"{prefix}.read_on", "a TOML date, e.g. 2026-11-30", describe(read_on)
+            )
+        commit = table.get("commit")
+        if "commit" in table and not (isinstance(commit, str) and R.COMMIT.fullmatch(commit)):
+            self.error(
+                entry,
+                f"{prefix}.commit",
+                "7 to 40 lower-case hex digits (a git commit)",
+                describe(commit),
+            )
+        note = ""
+        if "note" in table:
+            note = (
+                self.text(entry, f"{prefix}.note", table["note"], R.TEXT_LIMITS["source_note"])
+                or ""
+            )
+        if self.count() > before:
+            return None
+        return Source(url, read_on, commit, note)
+
+    def block(self, entry: str, prefix: str, table: dict[str, Any]) -> LayerBlock | None:
+        before = self.count()
+        self.keys(entry, f"{prefix}.", table, R.BLOCK_KEYS)
+        name = None
+        if "name" in table:
+            name = self.name(
+                entry,
+                f"{prefix}.name",
+                table["name"],
+                R.PART_NAME,
+                R.PART_NAME_EXPECTED,
+                R.MAX_PART_NAME_LENGTH,
+            )
+        layers = None
+        if "layers" in table:
+            layers = self.integer(entry, f"{prefix}.layers", table["layers"], 1, R.MAX_LAYERS)
+        rows = self.tables(entry, f"{prefix}.gemm", table, "gemm", R.MAX_GEMMS)
+        gemms = [self.gemm(entry, f"{prefix}.gemm[{i}]", g) for i, g in enumerate(rows)]
+        self.duplicates(entry, f"{prefix}.gemm", [g.get("name") for g in rows], "name")
+        kinds = [g.get("kind", LinearKind.DENSE.value) for g in rows]
+        experts, top_k = self.routing(entry, prefix, table, LinearKind.EXPERT.value in kinds)
+        if LinearKind.EXPERT.value not in kinds:
+            for i, kind in enumerate(kinds):
+                if kind == LinearKind.SHARED.value:
+                    expected = "dense or expert (a shared expert needs routed experts beside it)"
+                    self.error(entry, f"{prefix}.gemm[{i}].kind", expected, describe(kind))
+        if self.count() > before:
+            return None
+        return LayerBlock(name, layers, tuple(gemms), experts, top_k)
+
+    def routing(
+        self, entry: str, prefix: str, table: dict[str, Any], routed: bool
+    ) -> tuple[int | None, int | None]:
+        """experts and top_k: required on a block with expert GEMMs, refused elsewhere."""
+        if not routed:
+            for key in ("experts", "top_k"):
+                if key in table:
+                    expected = f'no {key} on a block without kind = "expert" GEMMs'
+                    self.error(entry, f"{prefix}.{key}", expected, describe(table[key]))
+            return None, None
+        experts = top_k = None
+        if "experts" in table:
+            experts = self.integer(entry, f"{prefix}.experts", table["experts"], 2, R.MAX_EXPERTS)
+        else:
+            self.error(
+                entry,
+                f"{prefix}.experts",
+                "the routed experts per layer (a block with expert GEMMs)",
+                "nothing",
+            )
+        if "top_k" in table:
+            top_k = self.integer(
+                entry, f"{prefix}.top_k", table["top_k"], 1, experts or R.MAX_EXPERTS
+            )
+        else:
+            self.error(
+                entry,
+                f"{prefix}.top_k",
+                "the experts each token is routed to (a block with expert GEMMs)",
+                "nothing",
+            )
+        return experts, top_k
+
+    def gemm(self, entry: str, prefix: str, table: dict[str, Any]) -> PresetGemm | None:
+        before = self.count()
+        self.keys(entry, f"{prefix}.", table, R.GEMM_KEYS)
+        name = None
+        if "name" in table:
+            name = self.name(
+                entry,
+                f"{prefix}.name",
+                table["name"],
+                R.PART_NAME,
+                R.PART_NAME_EXPECTED,
+                R.MAX_PART_NAME_LENGTH,
+            )
+        dims = [
+            self.integer(entry, f"{prefix}.{key}", table[key], 1, MAX_DIM)
+            for key in ("K", "N")
+            if key in table
+        ]
+        count = self.integer(entry, f"{prefix}.count", table.get("count", 1), 1, R.MAX_COUNT)
+        kind = self.kind(entry, f"{prefix}.kind", table.get("kind", LinearKind.DENSE.value))
+        note = ""
+        if "note" in table:
+            note = (
+                self.text(entry, f"{prefix}.note", table["note"], R.TEXT_LIMITS["gemm_note"]) or ""
+            )
+        if self.count() > before:
+            return None
+        return PresetGemm(name, dims[0], dims[1], count, kind, note)
+
+    def experts_agree(self, entry: str, blocks: list[LayerBlock | None]) -> None:
+        """One routed-expert count per model: expert parallelism divides it."""
+        counts = {b.experts for b in blocks if b is not None and b.experts is not None}
+        if len(counts) > 1:
+            self.error(
+                entry,
+                "block",
+                "MoE blocks with the same number of experts",
+                f"experts {sorted(counts)}",
+            )
+
+    def models_unique(self, tables: list[dict[str, Any]]) -> None:
+        """Names, page slugs and display names no other model of the file uses."""
+        seen: dict[str, tuple[str, int]] = {}
+        for index, table in enumerate(tables):
+            entry = _label(table.get("name"), index)
+            checks = (
+                ("name", table.get("name"), lambda v: v.lower()),
+                ("name", table.get("name"), lambda v: "slug:" + slug(v)),
+                ("display_name", table.get("display_name"), lambda v: "display:" + v.lower()),
+            )
+            for field, value, key_of in checks:
+                if not isinstance(value, str):
+                    continue
+                key = key_of(value)
+                if key in seen and seen[key][1] != index:
+                    other = _label(tables[seen[key][1]].get("name"), seen[key][1])
+                    what = "page slug" if key.startswith("slug:") else field
+                    received = f"{describe(value)}, the same {what} as {other}"
+                    self.error(entry, field, f"a {what} no other model uses", received)
+                    break
+                seen.setdefault(key, (field, index))
+
+
+def _label(name: Any, index: int) -> str:
+    """How messages name model ``index``: ``model 'name' (#n)`` for a valid name, else
+    ``model #n`` (a hostile name is quoted in its own problem, cut short)."""
+    valid = isinstance(name, str) and len(name) <= R.MAX_MODEL_NAME_LENGTH
+    if valid and R.MODEL_NAME.fullmatch(name):
+        return f"model {name!r} (#{index + 1})"
+    return f"model #{index + 1}"
+
+
+def parse_models(text: str, file: str) -> ModelDatabase:
+    """Lint and load model-preset ``text``; ``file`` names it in messages.
+
+    Raises :class:`roofline.errors.DataFileError` listing every problem when any is found.
+    """
+    linter = _Linter(file)
+    try:
+        doc = load_toml(text)
+    except TomlProblem as exc:
+        linter.error(None, None, "valid TOML", str(exc))
+        raise DataFileError(KIND, linter.problems) from None
+    tables = linter.document(doc)
+    models = [linter.model(i, t) for i, t in enumerate(tables)]
+    linter.models_unique(tables)
+    linter.raise_if_any()
+    return ModelDatabase(tuple(m for m in models if m is not None), file)
+
+
+def load_models(path: str | os.PathLike[str] | None = None) -> ModelDatabase:
+    """Load and lint a model-preset file, or the bundled one when ``path`` is None.
+
+    A file that cannot be read, is larger than 4 MiB or is not UTF-8 is one problem naming
+    the file (a :class:`roofline.errors.DataFileError`), never a traceback.
+    """
+    if path is None:
+        text = resources.files("roofline").joinpath("data/models.toml").read_text("utf-8")
+        return parse_models(text, BUNDLED_NAME)
+    file = str(Path(path))
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device would block or flood
+            _refuse(file, "a readable model-preset file", "not a regular file")
+        with open(path, "rb") as handle:
+            data = handle.read(R.MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        _refuse(file, "a readable model-preset file", exc.strerror or type(exc).__name__)
+    if len(data) > R.MAX_FILE_BYTES:
+        _refuse(file, f"a file of at most {R.MAX_FILE_BYTES} bytes", "a larger file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        _refuse(file, "UTF-8 text", f"a byte that is not UTF-8 at offset {exc.start}")
+    return parse_models(text, file)
+
+
+def _refuse(file: str, expected: str, received: str) -> NoReturn:
+    raise DataFileError(KIND, [DataProblem(file, None, None, expected, received)])

@@ -28,10 +28,10 @@ MARKUP = re.compile(r"[<>`]")
 MARKUP_OR_CONTROL = re.compile(r"[<>`\x00-\x1f\x7f-\x9f]")
 # Characters refused in source URLs: whitespace, controls, those that end an HTML
 # attribute, a Markdown autolink or a code span, and the backslash (browsers read it as "/").
-URL_REFUSED = re.compile(r'[\s<>"\\`\x00-\x1f\x7f-\x9f]')
+URL_REFUSED = re.compile(r"""[\s<>"'\\`\x00-\x1f\x7f-\x9f]""")
 URL_EXPECTED = (
     f"an http:// or https:// URL with a host, at most {MAX_URL_LENGTH} characters, "
-    'without whitespace, control characters or any of < > " \\ `'
+    "without whitespace, control characters or any of < > \" ' \\ ` (percent-encode them)"
 )
 
 

@@ -332,6 +332,26 @@ def calibration_of(
     return calibration_for(spec, resolve_specs(specs))
 
 
+def _timed_terms(
+    spec: GpuSpec,
+    mode: Mode,
+    recipe: Recipe,
+    M: Any,
+    K: Any,
+    N: Any,
+    fusion: bool,
+    calibration: CalibratedParameters | None,
+    groups: Any,
+) -> tuple[CompiledModel, tuple[np.ndarray, ...], dict[str, np.ndarray]]:
+    """The checked shape arrays (M, K, N) and the seconds of every term of the (dense or
+    grouped, torchao or calibrated) compiled model."""
+    m, k, n, *g = _checked_shapes(recipe, M, K, N, groups)
+    grouped = groups is not None
+    compiled = _compile(mode, recipe, bool(fusion), calibration is not None, grouped)
+    times = compiled.term_times(spec, m, k, n, calibration, g[0] if grouped else None)
+    return compiled, (m, k, n), times
+
+
 def evaluate_columns(
     spec: GpuSpec,
     mode: Mode,
@@ -349,10 +369,9 @@ def evaluate_columns(
     With ``calibration`` (the GPU's calibrated parameters), the calibrated model's columns;
     with ``groups``, a grouped layer's.
     """
-    m, k, n, *g = _checked_shapes(recipe, M, K, N, groups)
-    grouped = groups is not None
-    compiled = _compile(mode, recipe, bool(fusion), calibration is not None, grouped)
-    times = compiled.term_times(spec, m, k, n, calibration, g[0] if grouped else None)
+    compiled, (m, k, n), times = _timed_terms(
+        spec, mode, recipe, M, K, N, fusion, calibration, groups
+    )
     totals = compiled.totals(times)
     out: dict[str, np.ndarray] = {
         "fwd_M": m.astype(np.int64),
@@ -384,7 +403,4 @@ def evaluate_terms(
     ``calibration``, the calibrated model's; with ``groups``, a grouped layer's."""
     mode = Mode.parse(mode)
     recipe = get_recipe(recipe, mode)
-    m, k, n, *g = _checked_shapes(recipe, M, K, N, groups)
-    grouped = groups is not None
-    compiled = _compile(mode, recipe, bool(fusion), calibration is not None, grouped)
-    return compiled.term_times(spec, m, k, n, calibration, g[0] if grouped else None)
+    return _timed_terms(spec, mode, recipe, M, K, N, fusion, calibration, groups)[2]

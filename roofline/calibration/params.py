@@ -77,7 +77,6 @@ CAST_KINDS = tuple(
     if hw.spec_key.startswith("cast_efficiency.")
 )
 GROUPED_LAYOUTS = ("2d3d", "2d2d", "bf16")
-LATENCY_KEYS = GLOBAL_KEYS
 _PEAK_KEY = {"bf16": "bf16_peak_tops", "fp8": "fp8_peak_tops"}
 # Which resolved value an assumed one scales from, for formats with no data on a GPU.
 _GEMM_PARENT = {"fp8": "bf16", "fp8_block": "fp8", "fp4": "fp8"}
@@ -232,7 +231,7 @@ class _Resolver:
             getters[f"cast_efficiency.{kind}"] = functools.partial(self.cast, gpu, kind)
         for layout in GROUPED_LAYOUTS:
             getters[f"grouped_efficiency.{layout}"] = functools.partial(self.grouped, gpu, layout)
-        for key in LATENCY_KEYS:
+        for key in GLOBAL_KEYS:
             getters[key] = functools.partial(self.latency, key)
         values = {hw.spec_key: getters[hw.spec_key]() for hw in CALIBRATION_SYMBOLS}
         return CalibratedParameters(gpu.name, values)

@@ -113,16 +113,7 @@ class _Linter(FieldLinter):
     def block(self, entry: str, prefix: str, table: dict[str, Any]) -> LayerBlock | None:
         before = self.count()
         self.keys(entry, f"{prefix}.", table, R.BLOCK_KEYS)
-        name = None
-        if "name" in table:
-            name = self.name(
-                entry,
-                f"{prefix}.name",
-                table["name"],
-                R.PART_NAME,
-                R.PART_NAME_EXPECTED,
-                R.MAX_PART_NAME_LENGTH,
-            )
+        name = self.part_name(entry, prefix, table)
         layers = None
         if "layers" in table:
             layers = self.integer(entry, f"{prefix}.layers", table["layers"], 1, R.MAX_LAYERS)
@@ -139,6 +130,15 @@ class _Linter(FieldLinter):
         if self.count() > before:
             return None
         return LayerBlock(name, layers, tuple(gemms), experts, top_k)
+
+    def part_name(self, entry: str, prefix: str, table: dict[str, Any]) -> str | None:
+        """The ``name`` of a block or GEMM table (None when absent or refused)."""
+        if "name" not in table:
+            return None
+        limit = R.MAX_PART_NAME_LENGTH
+        return self.name(
+            entry, f"{prefix}.name", table["name"], R.PART_NAME, R.PART_NAME_EXPECTED, limit
+        )
 
     def routing(
         self, entry: str, prefix: str, table: dict[str, Any], routed: bool
@@ -176,16 +176,7 @@ class _Linter(FieldLinter):
     def gemm(self, entry: str, prefix: str, table: dict[str, Any]) -> PresetGemm | None:
         before = self.count()
         self.keys(entry, f"{prefix}.", table, R.GEMM_KEYS)
-        name = None
-        if "name" in table:
-            name = self.name(
-                entry,
-                f"{prefix}.name",
-                table["name"],
-                R.PART_NAME,
-                R.PART_NAME_EXPECTED,
-                R.MAX_PART_NAME_LENGTH,
-            )
+        name = self.part_name(entry, prefix, table)
         dims = [
             self.integer(entry, f"{prefix}.{key}", table[key], 1, MAX_DIM)
             for key in ("K", "N")

@@ -81,13 +81,18 @@ class GemmTime:
     memory: sympy.Expr
     # The calibrated model adds a fixed latency instead of torchao's launch floor.
     latency: sympy.Expr | None = None
+    # The calibrated model's kernel that runs on the GEMM's output right after it (an
+    # NVFP4 GEMM's per-tensor rescale): its own launch and traffic, shown with the GEMM.
+    epilogue: sympy.Expr | None = None
 
     @functools.cached_property
     def total(self) -> sympy.Expr:
-        """max(compute, memory, launch floor), or latency + max(compute, memory)."""
-        if self.latency is not None:
-            return self.latency + sympy.Max(self.compute, self.memory)
-        return sympy.Max(self.compute, self.memory, T_LAUNCH.symbol)
+        """max(compute, memory, launch floor), or latency + max(compute, memory)
+        (+ the epilogue kernel's time)."""
+        if self.latency is None:
+            return sympy.Max(self.compute, self.memory, T_LAUNCH.symbol)
+        total = self.latency + sympy.Max(self.compute, self.memory)
+        return total if self.epilogue is None else total + self.epilogue
 
 
 @functools.cache  # sympy's Max simplification is costly; models share GEMMs

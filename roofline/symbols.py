@@ -161,14 +161,7 @@ T_GEMM = _hw(
     "t_gemm",
     "gemm_fixed_latency_s",
     r"t_{\mathrm{gemm}}",
-    "fixed latency of a bf16 or fp8 GEMM kernel (added to its roofline time)",
-    "s",
-)
-T_GEMM_FP4 = _hw(
-    "t_gemm4",
-    "fp4_gemm_fixed_latency_s",
-    r"t_{\mathrm{gemm}}^{\mathrm{fp4}}",
-    "fixed latency of an fp4 GEMM kernel (added to its roofline time)",
+    "fixed latency of a GEMM kernel (added to its roofline time)",
     "s",
 )
 T_CAST = _hw(
@@ -274,7 +267,6 @@ CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
     ETA_TILE,
     ETA_REDUCE,
     T_GEMM,
-    T_GEMM_FP4,
     T_CAST,
     RHO_2D3D,
     RHO_2D2D,

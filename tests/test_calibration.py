@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from roofline import evaluate, load_specs
 from roofline.calibration.data import load_calibration
-from roofline.calibration.params import Basis, calibration_for
+from roofline.calibration.params import Basis, Level, calibration_for
 from roofline.errors import DataFileError
 from roofline.evaluate import calibration_of, evaluate_terms
 from roofline.formulas import Quantity, build_model
@@ -183,7 +183,15 @@ def test_measured_matmul_throughput_sets_the_bf16_and_fp8_efficiency():
 def test_gpu_without_measurements_falls_back_and_says_assumed():
     gpu = SPECS["NVIDIA GeForce RTX 4090"]
     params = calibration_of(gpu)
-    assert params.values["gemm_efficiency.bf16"].value == gpu.pct_achievable_gemm_tops
+    # No Ada GPU has a measured bf16 efficiency: the mean over every GPU that has one.
+    bf16 = params.values["gemm_efficiency.bf16"]
+    measured = [
+        calibration_of(g).values["gemm_efficiency.bf16"]
+        for g in SPECS.values()
+        if calibration_of(g).values["gemm_efficiency.bf16"].level is Level.GPU
+    ]
+    assert bf16.level is Level.GLOBAL and bf16.basis is Basis.ASSUMED
+    assert bf16.value == pytest.approx(sum(v.value for v in measured) / len(measured))
     assert "gemm_efficiency.fp8" in params.assumed()
     assert "cast_efficiency.row" in params.assumed()
     fp8 = params.values["gemm_efficiency.fp8"]
@@ -197,11 +205,15 @@ def test_grouped_rates_are_measured_on_b200_and_h100_and_assumed_elsewhere():
         values = [calibration_of(SPECS[name]).values[key] for name in measured]
         # measured, and never faster than the dense GEMM of the same format
         assert all(v.basis is Basis.MEASURED and 0 < v.value <= 1 for v in values)
-        # elsewhere the mean of the measured GPUs, with their range
+        # elsewhere the family's measured GPUs (GB200: B200, Blackwell datacenter) ...
         gb200 = calibration_of(SPECS["NVIDIA GB200"]).values[key]
-        assert gb200.basis is Basis.ASSUMED
-        assert gb200.value == pytest.approx(sum(v.value for v in values) / len(values))
-        assert (gb200.low, gb200.high) == (
+        assert gb200.basis is Basis.ASSUMED and gb200.level is Level.FAMILY
+        assert gb200.value == pytest.approx(values[0].value)
+        # ... and where the family has none, every measured GPU's mean, with their range
+        mi300 = calibration_of(SPECS["AMD Instinct MI300X"]).values[key]
+        assert mi300.basis is Basis.ASSUMED and mi300.level is Level.GLOBAL
+        assert mi300.value == pytest.approx(sum(v.value for v in values) / len(values))
+        assert (mi300.low, mi300.high) == (
             min(v.value for v in values),
             max(v.value for v in values),
         )

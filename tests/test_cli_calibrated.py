@@ -77,7 +77,12 @@ def api_columns(calibrated: bool) -> dict[str, list[float]]:
 
 def test_eval_calibrated_gives_the_calibrated_models_columns(capsys):
     default, calibrated = eval_json(capsys), eval_json(capsys, "--calibrated")
-    assert [row.keys() for row in default] == [row.keys() for row in calibrated]
+    # the calibrated rows carry their basis and error band besides torchao's columns
+    assert [[*row.keys(), "basis", "error_band"] for row in default] == [
+        list(row.keys()) for row in calibrated
+    ]
+    assert {row["basis"] for row in calibrated} == {"measured"}  # B200 has its own data
+    assert all(0 < row["error_band"] < 1 for row in calibrated)
     for rows, want in ((default, api_columns(False)), (calibrated, api_columns(True))):
         for name, values in want.items():
             assert [row[name] for row in rows] == values, name

@@ -9,13 +9,13 @@ together, each naming the file, the entry, the field and the expected form.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from roofline.calibration.bounds import bounds_of, expected_text
 from roofline.errors import DataFileError, DataProblem
 from roofline.specs.text import TomlProblem, describe, load_toml
 from roofline.symbols import CALIBRATION_SYMBOLS
@@ -25,7 +25,6 @@ STORED_BASES = ("fitted", "measured")
 # Model-wide parameters: the fixed latencies (in seconds); every other one is per GPU.
 GLOBAL_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.unit == "s")
 GPU_VALUE_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.spec_key not in GLOBAL_KEYS)
-MAX_LATENCY_S = 1e-3
 _ENTRY_FIELDS = ("value", "basis", "sets", "note")
 
 
@@ -95,15 +94,8 @@ class _Linter:
         return Entry(key, value, basis, tuple(sets), note)
 
     def _value(self, where: str, key: str, value: Any) -> float | None:
-        ok_type = isinstance(value, int | float) and not isinstance(value, bool)
-        if key in GLOBAL_KEYS:
-            expected = f"a finite number of seconds in [0, {MAX_LATENCY_S:g}]"
-            ok = ok_type and math.isfinite(value) and 0 <= value <= MAX_LATENCY_S
-        else:
-            expected = "a finite fraction in (0, 1]"
-            ok = ok_type and math.isfinite(value) and 0 < value <= 1
-        if not ok:
-            self.error(where, f"{key}.value", expected, value)
+        if not bounds_of(key).contains(value):
+            self.error(where, f"{key}.value", expected_text(key), value)
             return None
         return float(value)
 

@@ -16,14 +16,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from roofline.calibration.bounds import fit_bounds
 from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, Entry
 from roofline.measurements import MeasurementDatabase, MeasurementSet, SetRole
 from roofline.specs import SpecDatabase
 
 # (GPU name, or None for a model-wide parameter; parameter key)
 ParameterId = tuple[str | None, str]
-_LATENCY_BOUNDS = (0.0, 1e-4)
-_FRACTION_BOUNDS = (0.05, 1.0)
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,8 @@ def with_values(
 
 
 def _bounds(parameters: Sequence[ParameterId]) -> tuple[list[float], list[float]]:
-    pairs = [_LATENCY_BOUNDS if key in GLOBAL_KEYS else _FRACTION_BOUNDS for _, key in parameters]
+    # The physical bounds (roofline.calibration.bounds): a fit can never leave them.
+    pairs = [fit_bounds(key) for _, key in parameters]
     return [low for low, _ in pairs], [high for _, high in pairs]
 
 
@@ -97,11 +97,18 @@ def _residuals(
 
 def fit(data: CalibrationData, measurements: MeasurementDatabase, specs: SpecDatabase) -> FitResult:
     """Refit every stored parameter of ``data`` on the fit sets of ``measurements``."""
+    return fit_on(data, measurements.by_role(SetRole.FIT), specs)
+
+
+def fit_on(
+    data: CalibrationData, sets: Sequence[MeasurementSet], specs: SpecDatabase
+) -> FitResult:
+    """Refit every stored parameter of ``data`` on ``sets`` (cross-validation passes the
+    fit sets of every source but one)."""
     from scipy.optimize import least_squares  # optional: the `fit` extra
 
     parameters = free_parameters(data)
     stored = [_entry(data, p).value for p in parameters]
-    sets = measurements.by_role(SetRole.FIT)
     scale = [1e-6 if key in GLOBAL_KEYS else 0.1 for _, key in parameters]
     low, high = _bounds(parameters)
     start = np.clip(stored, low, high)

@@ -1,14 +1,23 @@
 """The calibrated model's parameter values for one GPU, each with its basis and source.
 
-Values come, in this order, from:
+Values resolve GPU -> architecture family -> global, in this order:
 
 1. ``roofline/data/calibration.toml``: a value fitted on named measurement sets
    (basis ``fitted``), or read off a kernel-level measurement (basis ``measured``);
-2. the spec database's public measured matmul throughput (MAMF) over the peak, for the
-   bf16 and fp8 GEMM efficiencies (basis ``measured``);
-3. a stated fallback (basis ``assumed``): the mean, over the GPUs that have the value,
-   of the ratio or fraction involved; each fallback carries the range those GPUs span,
-   which pages use to show how uncertain an assumed GPU's numbers are.
+   for the bf16 and fp8 GEMM efficiencies also the spec database's public measured matmul
+   throughput (MAMF) over the GPU's own peak (basis ``measured``). Level ``gpu``.
+2. the GPU's architecture family (:func:`family_of`: Hopper, Blackwell datacenter,
+   Blackwell consumer, CDNA3, CDNA4, Ada, Ampere): the mean over the family's GPUs that
+   have the value, always as a fraction of *this* GPU's own peak figures (an efficiency,
+   or a ratio of efficiencies applied to this GPU's own parent efficiency), never one
+   other GPU's absolute number. Basis ``assumed``, level ``family``.
+3. every GPU of the database that has the value, likewise (level ``global``); for the
+   model-wide fixed latencies without a stored value, and a GEMM or cast fraction no GPU
+   has, the spec database's own figure (launch floor, ``pct_achievable_*``).
+
+Each assumed value carries the range the GPUs it was averaged over span (``low``/``high``),
+which pages use to show how uncertain the GPU's numbers are; :mod:`roofline.error_bands`
+turns the level into a cross-validated error band.
 """
 
 from __future__ import annotations
@@ -32,6 +41,38 @@ class Basis(enum.StrEnum):
     ASSUMED = "assumed"
 
 
+class Level(enum.StrEnum):
+    """Whose data a value rests on: this GPU's, its architecture family's, or any GPU's."""
+
+    GPU = "gpu"
+    FAMILY = "family"
+    GLOBAL = "global"
+
+
+#: Architecture (spec ``architecture``, lower case) -> family; GeForce / RTX PRO Blackwell
+#: parts (sm_120) are told apart from datacenter Blackwell (sm_100) by name.
+ARCHITECTURE_FAMILIES: dict[str, str] = {
+    "hopper": "Hopper",
+    "blackwell": "Blackwell datacenter",
+    "blackwell ultra": "Blackwell datacenter",
+    "cdna3": "CDNA3",
+    "cdna4": "CDNA4",
+    "ada lovelace": "Ada",
+    "ada": "Ada",
+    "ampere": "Ampere",
+}
+_CONSUMER_MARKERS = ("geforce", "rtx")
+
+
+def family_of(gpu: GpuSpec) -> str:
+    """The GPU's architecture family (its ``architecture`` when no family is known)."""
+    arch = gpu.architecture.strip().lower()
+    family = ARCHITECTURE_FAMILIES.get(arch, gpu.architecture.strip() or "unknown")
+    if family == "Blackwell datacenter" and any(m in gpu.name.lower() for m in _CONSUMER_MARKERS):
+        return "Blackwell consumer"
+    return family
+
+
 @dataclass(frozen=True)
 class ParameterValue:
     """One parameter's value for one GPU, with where it comes from.
@@ -45,6 +86,7 @@ class ParameterValue:
     sets: tuple[str, ...] = ()
     low: float | None = None
     high: float | None = None
+    level: Level = Level.GPU
 
 
 @dataclass(frozen=True)
@@ -107,6 +149,10 @@ class _Resolver:
         self.data = data
 
     @functools.cached_property
+    def _families(self) -> dict[str, str]:
+        return {gpu.name: family_of(gpu) for gpu in self.specs.values()}
+
+    @functools.cached_property
     def _direct_gemm(self) -> dict[str, dict[str, float]]:
         """GPU -> format -> efficiency known without fallbacks (stored or MAMF)."""
         known: dict[str, dict[str, float]] = {}
@@ -123,18 +169,21 @@ class _Resolver:
             return _stored(entry)
         return mamf_efficiency(gpu, fmt) if fmt in _PEAK_KEY else None
 
-    def _ratio(self, fmt: str) -> tuple[float, float, float, list[str]] | None:
-        """Mean, min and max of eta_fmt / eta_parent over GPUs that know both."""
-        parent = _GEMM_PARENT[fmt]
-        pairs = {
-            name: values[fmt] / values[parent]
-            for name, values in self._direct_gemm.items()
-            if fmt in values and parent in values
-        }
-        if not pairs:
-            return None
-        ratios = list(pairs.values())
-        return statistics.fmean(ratios), min(ratios), max(ratios), sorted(pairs)
+    def _pooled(
+        self, gpu: GpuSpec, known: Mapping[str, float]
+    ) -> tuple[Level, list[str], list[float]] | None:
+        """The values of ``gpu``'s family if any GPU of it has one, else every GPU's."""
+        family = self._families[gpu.name]
+        same = {n: v for n, v in known.items() if self._families.get(n) == family}
+        for level, pool in ((Level.FAMILY, same), (Level.GLOBAL, known)):
+            if pool:
+                return level, sorted(pool), list(pool.values())
+        return None
+
+    def _where(self, gpu: GpuSpec, level: Level, names: list[str]) -> str:
+        if level is Level.FAMILY:
+            return f"the {self._families[gpu.name]} family's mean ({', '.join(names)})"
+        return f"the mean over every GPU with data ({', '.join(names)})"
 
     def gemm(self, gpu: GpuSpec, fmt: str) -> ParameterValue:
         """The GEMM efficiency of ``fmt`` on ``gpu``."""
@@ -142,35 +191,65 @@ class _Resolver:
         if direct is not None:
             return direct
         if fmt == "bf16":
-            return self._spec_fallback(gpu)
-        parent = self.gemm(gpu, _GEMM_PARENT[fmt])
-        ratio = self._ratio(fmt)
-        if ratio is None:
+            return self._bf16_fallback(gpu)
+        parent_fmt = _GEMM_PARENT[fmt]
+        parent = self.gemm(gpu, parent_fmt)
+        ratios = {
+            name: values[fmt] / values[parent_fmt]
+            for name, values in self._direct_gemm.items()
+            if fmt in values and parent_fmt in values
+        }
+        pooled = self._pooled(gpu, ratios)
+        if pooled is None:
             return replace(
-                parent, basis=Basis.ASSUMED, source=f"assumed equal to eta_{_GEMM_PARENT[fmt]}"
+                parent,
+                basis=Basis.ASSUMED,
+                source=f"assumed equal to eta_{parent_fmt} (no GPU has both measured)",
+                level=Level.GLOBAL,
             )
-        mean, low, high, names = ratio
+        level, names, values = pooled
+        mean = statistics.fmean(values)
         source = (
-            f"assumed: eta_{_GEMM_PARENT[fmt]} x {mean:.3f}, the mean eta_{fmt}/eta_"
-            f"{_GEMM_PARENT[fmt]} ratio where both are known ({', '.join(names)})"
+            f"assumed: this GPU's eta_{parent_fmt} x {mean:.3f}, {self._where(gpu, level, names)}"
+            f" of eta_{fmt}/eta_{parent_fmt}"
         )
         return ParameterValue(
             min(parent.value * mean, 1.0),
             Basis.ASSUMED,
             source,
-            low=min(_low(parent) * low, 1.0),
-            high=min(_high(parent) * high, 1.0),
+            low=min(_low(parent) * min(values), 1.0),
+            high=min(_high(parent) * max(values), 1.0),
+            level=_worse(level, parent.level),
         )
 
-    def _spec_fallback(self, gpu: GpuSpec) -> ParameterValue:
-        measured = [v["bf16"] for v in self._direct_gemm.values() if "bf16" in v]
-        basis = Basis.ASSUMED if gpu.gemm_efficiency_assumed else Basis.MEASURED
-        source = f"spec database pct_achievable_gemm_tops ({gpu.gemm_basis})"
-        if gpu.efficiency_reference:
-            source += f": {gpu.efficiency_reference}"
-        low = min(measured, default=None) if basis is Basis.ASSUMED else None
-        high = max(measured, default=None) if basis is Basis.ASSUMED else None
-        return ParameterValue(gpu.pct_achievable_gemm_tops, basis, source, low=low, high=high)
+    def _bf16_fallback(self, gpu: GpuSpec) -> ParameterValue:
+        measured = {n: v["bf16"] for n, v in self._direct_gemm.items() if "bf16" in v}
+        if not gpu.gemm_efficiency_assumed:
+            source = f"spec database pct_achievable_gemm_tops ({gpu.gemm_basis})"
+            if gpu.efficiency_reference:
+                source += f": {gpu.efficiency_reference}"
+            return ParameterValue(gpu.pct_achievable_gemm_tops, Basis.MEASURED, source)
+        return self._mean_or(gpu, measured, gpu.pct_achievable_gemm_tops, "pct_achievable_gemm_tops")
+
+    def _mean_or(
+        self, gpu: GpuSpec, known: Mapping[str, float], default: float, default_key: str
+    ) -> ParameterValue:
+        """The family's (else every GPU's) mean of ``known``; without any, the spec's own
+        ``default_key`` figure (assumed, global)."""
+        pooled = self._pooled(gpu, known)
+        if pooled is None:
+            source = f"assumed: spec database {default_key} (no GPU of this database has data)"
+            return ParameterValue(default, Basis.ASSUMED, source, level=Level.GLOBAL)
+        level, names, values = pooled
+        source = f"assumed: {self._where(gpu, level, names)}"
+        return ParameterValue(
+            statistics.fmean(values),
+            Basis.ASSUMED,
+            source,
+            low=min(values),
+            high=max(values),
+            level=level,
+        )
 
     def cast(self, gpu: GpuSpec, kind: str) -> ParameterValue:
         """The bandwidth fraction of cast kernels of ``kind`` on ``gpu``."""
@@ -179,20 +258,10 @@ class _Resolver:
         if entry is not None:
             return _stored(entry)
         known = self._known(key)
-        if not known and kind == "row":  # no cast measured on any GPU of this database
-            source = (
-                "spec database pct_achievable_mem_bw (no cast kernel measured on any GPU "
-                "of this database)"
-            )
-            return ParameterValue(gpu.pct_achievable_mem_bw, Basis.ASSUMED, source)
-        if not known:  # no GPU measured this kind: time it like a row kernel
+        if not known and kind != "row":  # no GPU measured this kind: time it like a row kernel
             row = self.cast(gpu, "row")
             return replace(row, basis=Basis.ASSUMED, source="assumed equal to eta_row")
-        values = list(known.values())
-        source = f"assumed: the mean measured on {', '.join(sorted(known))}"
-        return ParameterValue(
-            statistics.fmean(values), Basis.ASSUMED, source, low=min(values), high=max(values)
-        )
+        return self._mean_or(gpu, known, gpu.pct_achievable_mem_bw, "pct_achievable_mem_bw")
 
     def _known(self, key: str) -> dict[str, float]:
         """GPU -> stored value of ``key``, over the GPUs of this database that have one."""
@@ -204,23 +273,23 @@ class _Resolver:
 
     def grouped(self, gpu: GpuSpec, layout: str) -> ParameterValue:
         """The grouped-GEMM rate factor of ``layout`` on ``gpu``: stored (measured on the
-        GPU), else the mean of the measured GPUs (assumed), else 1 (assumed)."""
+        GPU), else the family's or every measured GPU's mean (assumed), else 1."""
         key = f"grouped_efficiency.{layout}"
         entry = self.data.gpu_entry(gpu.name, key)
         if entry is not None:
             return _stored(entry)
-        known = self._known(key)
-        if not known:
-            return ParameterValue(1.0, Basis.ASSUMED, "assumed: no grouped GEMM measured")
-        values = list(known.values())
-        source = f"assumed: the mean measured on {', '.join(sorted(known))}"
-        return ParameterValue(
-            statistics.fmean(values), Basis.ASSUMED, source, low=min(values), high=max(values)
-        )
+        return self._mean_or(gpu, self._known(key), 1.0, "(none: 1, the dense rate)")
 
-    def latency(self, key: str) -> ParameterValue:
-        """A model-wide fixed latency (fitted on the sets the file names)."""
-        return _stored(self.data.globals[key])
+    def latency(self, gpu: GpuSpec, key: str) -> ParameterValue:
+        """A model-wide fixed latency: fitted or measured on the sets the file names, else
+        the spec database's kernel launch floor (assumed)."""
+        entry = self.data.globals.get(key)
+        if entry is not None:
+            return replace(_stored(entry), level=Level.GLOBAL)
+        source = "assumed: the spec database's kernel launch floor (no stored value)"
+        return ParameterValue(
+            gpu.kernel_launch_overhead_s, Basis.ASSUMED, source, level=Level.GLOBAL
+        )
 
     def resolve(self, gpu: GpuSpec) -> CalibratedParameters:
         """Every parameter of ``gpu``, keyed like :data:`CALIBRATION_SYMBOLS`."""
@@ -232,9 +301,17 @@ class _Resolver:
         for layout in GROUPED_LAYOUTS:
             getters[f"grouped_efficiency.{layout}"] = functools.partial(self.grouped, gpu, layout)
         for key in GLOBAL_KEYS:
-            getters[key] = functools.partial(self.latency, key)
+            getters[key] = functools.partial(self.latency, gpu, key)
         values = {hw.spec_key: getters[hw.spec_key]() for hw in CALIBRATION_SYMBOLS}
         return CalibratedParameters(gpu.name, values)
+
+
+_LEVEL_ORDER = (Level.GPU, Level.FAMILY, Level.GLOBAL)
+
+
+def _worse(a: Level, b: Level) -> Level:
+    """The level resting on less of this GPU's own data."""
+    return max(a, b, key=_LEVEL_ORDER.index)
 
 
 def _low(value: ParameterValue) -> float:

@@ -61,7 +61,6 @@ from roofline.symbols import (
     T_CAST,
     T_FP4_TILE,
     T_GEMM,
-    T_GEMM_FP4,
     T_HADAMARD_AMAX,
     T_HADAMARD_CAST,
     T_HADAMARD_CAST_SR,
@@ -126,13 +125,23 @@ def streaming_time(bytes_moved: sympy.Expr) -> sympy.Expr:
     return bytes_moved / (ETA_ROW.symbol * MEM_BW.symbol)
 
 
+def output_rescale_time(shape: GemmShape) -> sympy.Expr:
+    """t_cast + 4 m n / (eta_row B): the pointwise kernel that multiplies a GEMM's bf16
+    output by the per-tensor scales (reads and writes m x n bf16 once)."""
+    return kind_time(CastKind.ROW, 2 * BF16.bytes_per_element * shape.m * shape.n)
+
+
 @functools.cache
-def calibrated_gemm_time(shape: GemmShape, fmt: Format, recipe: Recipe) -> GemmTime:
+def calibrated_gemm_time(
+    shape: GemmShape, fmt: Format, recipe: Recipe, rescale: bool = False
+) -> GemmTime:
     """t_gemm + max(compute, memory) of an m x k @ k x n GEMM in ``fmt`` (bf16 output); an
     emulated recipe's GEMM is the bf16 GEMM it runs (:func:`executed_format`). A grouped
     GEMM runs at ``rho`` of the dense rate of its layout (2D-3D or 2D-2D), measured per
     GPU, a bf16 one at ``rho beta_bf16`` (its own kernel); with one group it is the dense
-    GEMM."""
+    GEMM. With ``rescale``, the output rescale kernel that follows the GEMM
+    (:func:`output_rescale_time`) is the GEMM term's epilogue."""
+    epilogue = output_rescale_time(shape) if rescale else None
     fmt = executed_format(fmt, recipe)
     m, k, n = shape.m, shape.k, shape.n
     flops = 2 * m * k * n
@@ -149,8 +158,7 @@ def calibrated_gemm_time(shape: GemmShape, fmt: Format, recipe: Recipe) -> GemmT
     block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
     if block is not None:  # one one-byte scale per block (torchao counts them at fmt size)
         bytes_moved = bytes_moved + SCALE_E8M0_BYTES * operand_elements / block
-    latency = T_GEMM_FP4.symbol if fmt is FP4 else T_GEMM.symbol
-    return GemmTime(compute, streaming_time(bytes_moved), latency)
+    return GemmTime(compute, streaming_time(bytes_moved), T_GEMM.symbol, epilogue)
 
 
 def kind_time(kind: CastKind, bytes_moved: sympy.Expr, launches: int = 1) -> sympy.Expr:
@@ -182,10 +190,20 @@ def calibrated_rearrange_time(kernel: Rearrange) -> sympy.Expr:
 
 
 class _CalibratedTiming:
-    """The calibrated model's :class:`~roofline.formulas.Timing`."""
+    """The calibrated model's :class:`~roofline.formulas.Timing` in one mode."""
+
+    def __init__(self, mode: Mode) -> None:
+        self.mode = mode
 
     def gemm(self, shape: GemmShape, fmt: Format, recipe: Recipe) -> GemmTime:
-        return calibrated_gemm_time(shape, fmt, recipe)
+        # Only torchao's inference path is known to rescale in a kernel of its own; the
+        # NVFP4 training kernels apply the per-tensor scales inside their GEMM.
+        rescale = (
+            self.mode is Mode.INFERENCE
+            and executed_format(fmt, recipe) is FP4
+            and recipe.scaling.output_rescale
+        )
+        return calibrated_gemm_time(shape, fmt, recipe, rescale)
 
     def cast(self, kernel: CastKernel, fused: bool, grouped: bool) -> sympy.Expr:
         return calibrated_cast_time(kernel, fused, grouped)
@@ -197,7 +215,7 @@ class _CalibratedTiming:
         return T_CAST.symbol + streaming_time(2 * BF16.bytes_per_element * M * K)
 
 
-CALIBRATED_TIMING: Timing = _CalibratedTiming()
+CALIBRATED_TIMING: dict[Mode, Timing] = {mode: _CalibratedTiming(mode) for mode in Mode}
 
 
 @functools.cache
@@ -205,4 +223,5 @@ def build_calibrated(
     mode: Mode, recipe: Recipe, fusion: bool, grouped: bool = False
 ) -> RooflineModel:
     """The calibrated model of ``recipe`` in ``mode`` (see the module docstring)."""
-    return assemble_model(mode, recipe, fusion, CALIBRATED_TIMING, calibrated=True, grouped=grouped)
+    timing = CALIBRATED_TIMING[mode]
+    return assemble_model(mode, recipe, fusion, timing, calibrated=True, grouped=grouped)

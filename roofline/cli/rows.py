@@ -19,7 +19,7 @@ import re
 import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TextIO
 
 import numpy as np
@@ -27,6 +27,7 @@ import numpy as np
 from roofline import capability as cap
 from roofline.cli.calibrated import check_calibrated_args, gpu_calibration, note_assumed
 from roofline.cli.output import output, output_path
+from roofline.error_bands import band_for, row_basis
 from roofline.errors import ShapeError, spreadsheet_safe
 from roofline.evaluate import (
     as_shape_array,
@@ -92,6 +93,8 @@ class _Chunk:
 
     names: Sequence[str] | None
     columns: dict[str, np.ndarray]
+    # Fields every row carries (the calibrated model's basis and error band, JSON only).
+    extra: dict[str, object] = field(default_factory=dict)
 
 
 def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
@@ -111,9 +114,12 @@ def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
         check_shapes(recipe, table.M[rows], table.K[rows], table.N[rows])
     warn_fallback(match)
     note_capability(verdict)
+    extra: dict[str, object] = {}
     if calibration is not None:
         model = compile_model(mode, recipe, args.fusion, calibrated=True, grouped=grouped).model
         note_assumed(calibration, model)
+        band = band_for(gpu, row_basis(calibration, [t.expr for t in model.terms]))
+        extra = {"basis": band.basis.value, "error_band": round(band.fraction, 4)}
     for rows in _row_slices(len(table)):
         columns = evaluate_columns(
             gpu,
@@ -126,7 +132,7 @@ def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
             calibration=calibration,
             groups=groups,
         )
-        yield _Chunk(None if table.names is None else table.names[rows], columns)
+        yield _Chunk(None if table.names is None else table.names[rows], columns, extra)
 
 
 def _is_int_column(column: str) -> bool:
@@ -205,7 +211,10 @@ def _csv_layout(table: ShapeTable, header: list[str]) -> _Layout:
 
 def _json_text(chunk: _Chunk, header: list[str]) -> str:
     values = [chunk.columns[c].tolist() for c in header]
-    rows = [dict(zip(header, row, strict=True)) for row in zip(*values, strict=True)]
+    rows = [
+        {**dict(zip(header, row, strict=True)), **chunk.extra}
+        for row in zip(*values, strict=True)
+    ]
     if chunk.names is not None:
         rows = [{"name": name, **row} for name, row in zip(chunk.names, rows, strict=True)]
     return json.dumps(rows, indent=2, allow_nan=False)[2:-2]  # without "[\n" and "\n]"

@@ -2,9 +2,16 @@
 
 Per point: the shape(s), the measured value, both models' predictions and their signed
 errors (predicted / measured - 1); per set: mean and worst error of both models, the
-set's role and threshold; then the mean and worst error per role. Exit 0 when every
-scored set's calibrated mean error is within its threshold, 1 when one is above it (each
-failing set named on stderr), 2 on bad input.
+set's role, its goal (:data:`roofline.validation.GOALS`, fixed per role: shown, never
+failed on) and its regression guard (``max_mean_error``); then the mean and worst error
+per role. Exit 0 when every scored set's calibrated mean error is within its regression
+guard, 1 when one is above it (each failing set named on stderr), 2 on bad input.
+
+``--cv source`` adds cross-validation by source (:mod:`roofline.crossval`): per scored
+set the fit, CV and torchao mean errors, per source its CV error, and the overall line;
+in JSON the fields ``cv_mean_error``, ``fit_mean_error``, ``torchao_mean_error`` and
+``source`` per scored set, the same three errors and ``worst_source`` (``{"source",
+"cv_mean_error"}``) in ``overall``, and a ``sources`` list.
 
 The ``json`` format (``FORMAT_VERSION`` 1), every number a float (``null`` where none is
 defined, e.g. the mean of a role without points), errors as fractions (0.1 = 10% high)::
@@ -14,7 +21,8 @@ defined, e.g. the mean of a role without points), errors as fractions (0.1 = 10%
      "overall": {ROLE or "scored": {"sets": INT, "points": INT,
                  "mean_error": {"torchao": F, "calibrated": F}, "worst_error": {...}}},
      "sets": [{"id", "title", "gpu", "mode", "recipe", "fusion", "quantity",
-               "timed_region", "role", "scored", "max_mean_error", "passed",
+               "timed_region", "role", "scored", "max_mean_error", "passed", "goal",
+               "meets_goal",
                "mean_error": {...}, "worst_error": {...},
                "points": [{"shapes": [[M, K, N], ...], "label", "measured",
                            "predicted": {"torchao": F, "calibrated": F},
@@ -33,8 +41,17 @@ import textwrap
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from roofline.cli.calibrated import add_calibration_file_arg, load_inputs, progress
+from roofline.calibration.data import CalibrationData
+from roofline.cli.calibrated import (
+    FIT_EXTRA_HINT,
+    add_calibration_file_arg,
+    load_inputs,
+    progress,
+)
+from roofline.crossval import CrossValidation, cross_validate, source_key, sources
+from roofline.errors import RooflineError
 from roofline.measurements import MeasurementDatabase, MeasurementSet, Point, SetRole
+from roofline.specs import SpecDatabase
 from roofline.validation import (
     ModelKind,
     PointResult,
@@ -78,6 +95,12 @@ def add_validate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
         metavar="ID",
         help="only these sets (repeatable; default: every set)",
     )
+    val.add_argument(
+        "--cv",
+        choices=("source",),
+        help="also cross-validate: refit without each source in turn and score it (needs "
+        "scipy); the table and JSON then lead with the CV error",
+    )
     add_calibration_file_arg(val)
     val.set_defaults(func=cmd_validate)
 
@@ -97,11 +120,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     measurements = _selected(measurements, args.sets)
     with progress(f"evaluating both models on {len(measurements)} sets ..."):
         report = validate(measurements, specs, data)
+    cv = _cross_validation(args, measurements, specs, data, report)
     if args.format == "json":
         document = report_json(report, measurements.origin, data.origin)
+        if cv is not None:
+            add_cv_json(document, cv)
         print(json.dumps(document, indent=2, allow_nan=False))
     else:
         sys.stdout.write(report_table(report))
+        if cv is not None:
+            sys.stdout.write(cv_table(cv))
     for result in report.failures():
         print(
             f"failed: set {result.set.id!r} ({result.set.role}): calibrated mean error "
@@ -110,6 +138,24 @@ def cmd_validate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_FAILED if report.failures() else 0
+
+
+def _cross_validation(
+    args: argparse.Namespace,
+    measurements: MeasurementDatabase,
+    specs: SpecDatabase,
+    data: CalibrationData,
+    report: ValidationReport,
+) -> CrossValidation | None:
+    if args.cv is None:
+        return None
+    try:
+        import scipy.optimize  # noqa: F401  (each fold refits; an optional extra)
+    except ImportError:
+        raise RooflineError(f"--cv needs scipy: {FIT_EXTRA_HINT}") from None
+    count = len(sources(measurements.sets))
+    with progress(f"cross-validating: refitting without each of {count} sources ..."):
+        return cross_validate(measurements, specs, data, report)
 
 
 # -- shared ------------------------------------------------------------------------------
@@ -182,6 +228,8 @@ def _set_json(result: SetResult) -> dict[str, Any]:
         "scored": result.scored,
         "max_mean_error": _num(mset.max_mean_error),
         "passed": result.passed if result.scored else None,
+        "goal": _num(result.goal),
+        "meets_goal": result.meets_goal,
         "mean_error": _by_model(result.mean_error),
         "worst_error": _by_model(result.worst_error),
         "points": [_point_json(p) for p in result.points],
@@ -216,6 +264,40 @@ def report_json(report: ValidationReport, measurements: str, calibration: str) -
     }
 
 
+def add_cv_json(document: dict[str, Any], cv: CrossValidation) -> None:
+    """Add the cross-validation fields: per scored set ``cv_mean_error``,
+    ``fit_mean_error`` and ``torchao_mean_error`` (and ``source``); an ``overall`` object
+    with the same three and ``worst_source`` ({``source``, ``cv_mean_error``}); and
+    ``sources``, one row per left-out source."""
+    for entry, result in zip(document["sets"], cv.report.sets, strict=True):
+        entry["source"] = source_key(result.set)
+        held = cv.cv_result(result.set.id)
+        if held is not None:
+            entry["cv_mean_error"] = _num(held.mean_error(ModelKind.CALIBRATED))
+            entry["fit_mean_error"] = _num(result.mean_error(ModelKind.CALIBRATED))
+            entry["torchao_mean_error"] = _num(result.mean_error(ModelKind.TORCHAO))
+    worst = cv.worst_source()
+    document["overall"].update(
+        cv_mean_error=_num(cv.cv_mean_error()),
+        fit_mean_error=_num(cv.fit_mean_error()),
+        torchao_mean_error=_num(cv.torchao_mean_error()),
+        worst_source=None
+        if worst is None
+        else {"source": worst.source, "cv_mean_error": _num(worst.cv_mean_error())},
+    )
+    document["sources"] = [
+        {
+            "source": fold.source,
+            "sets": [r.set.id for r in fold.results],
+            "points": len(fold.points),
+            "cv_mean_error": _num(fold.cv_mean_error()),
+            "torchao_mean_error": _num(fold.torchao_mean_error()),
+            "dropped_parameters": list(fold.dropped),
+        }
+        for fold in cv.folds
+    ]
+
+
 # -- table -------------------------------------------------------------------------------
 
 
@@ -232,7 +314,11 @@ def _set_heading(result: SetResult) -> str:
     mset = result.set
     if result.scored:
         verdict = "pass" if result.passed else "FAIL"
-        status = f"{mset.role} set, threshold {_pct(mset.max_mean_error)}: {verdict}"
+        goal = "within goal" if result.meets_goal else "ABOVE GOAL"
+        status = (
+            f"{mset.role} set, goal {_pct(result.goal)}: {goal}; regression guard "
+            f"{_pct(mset.max_mean_error)}: {verdict}"
+        )
     else:
         status = f"{mset.role} set: shown, not scored"
     fusion = ", fusion" if mset.fusion else ""
@@ -291,6 +377,40 @@ def _overall_table(report: ValidationReport) -> str:
         verdict = "every scored set within its threshold"
     lines.append(f"\n{len(report.sets)} sets; {verdict}\n")
     return "".join(lines)
+
+
+def cv_table(cv: CrossValidation) -> str:
+    """The cross-validation section of the table: per set, per source, overall."""
+    lines = [
+        "\ncross-validation by source: each source left out in turn, the calibration refitted "
+        "on the others\n",
+        f"  {'set':50}  {'fit':>7}  {'CV':>7}  {'torchao':>7}\n",
+    ]
+    for result in cv.report.sets:
+        held = cv.cv_result(result.set.id)
+        if held is None:
+            continue
+        cells = (
+            _pct(result.mean_error(ModelKind.CALIBRATED)),
+            _pct(held.mean_error(ModelKind.CALIBRATED)),
+            _pct(result.mean_error(ModelKind.TORCHAO)),
+        )
+        lines.append(f"  {_cut(result.set.id, 50):50}  " + "  ".join(f"{c:>7}" for c in cells))
+        lines.append("\n")
+    lines.append(f"\n  {'source':70}  {'points':>6}  {'CV':>7}  {'torchao':>7}\n")
+    for fold in cv.folds:
+        cells = (_pct(fold.cv_mean_error()), _pct(fold.torchao_mean_error()))
+        lines.append(f"  {_cut(fold.source, 70):70}  {len(fold.points):>6}  {cells[0]:>7}")
+        lines.append(f"  {cells[1]:>7}\n")
+    worst = cv.worst_source()
+    lines.append(
+        f"\noverall (mean |error| over {len(cv.cv_points())} scored points): "
+        f"fit {_pct(cv.fit_mean_error())}, CV {_pct(cv.cv_mean_error())}, "
+        f"torchao {_pct(cv.torchao_mean_error())}"
+    )
+    if worst is not None:
+        lines.append(f"; worst source {worst.source} (CV {_pct(worst.cv_mean_error())})")
+    return "".join(lines) + "\n"
 
 
 def report_table(report: ValidationReport) -> str:

@@ -186,12 +186,17 @@ class Scaling:
     ``block_size`` is the number of elements one scale covers along a row (None for
     per-tensor and per-row scales); the kernel builders size their scale writes from it.
     ``gemm_reads_scales`` says whether the model counts the GEMMs' one-byte scale reads.
+    ``output_rescale`` says whether an inference GEMM's bf16 output is multiplied by the
+    operands' per-tensor scales in a kernel of its own after the GEMM (torchao's NVFP4
+    path: ``torch._scaled_mm`` takes no ``scale_result`` for fp4, so
+    ``_addmm_nvfp4_dispatch`` runs ``result * scale_result`` as a separate op).
     """
 
     layout: str
     scale_dtype: str
     block_size: int | None = None
     gemm_reads_scales: bool = False
+    output_rescale: bool = False
 
     @property
     def gemm_scale_block(self) -> int | None:

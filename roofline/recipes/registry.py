@@ -30,13 +30,18 @@ PlanBuilder = Callable[[Scaling], ModePlan]
 _MX = Scaling("1x32 blocks", "e8m0", block_size=32, gemm_reads_scales=True)
 _NV_BLOCK = 16
 _NV = Scaling(
-    f"1x{_NV_BLOCK} blocks (+ fp32 per-tensor scale)", "e4m3", _NV_BLOCK, gemm_reads_scales=True
+    f"1x{_NV_BLOCK} blocks (+ fp32 per-tensor scale)",
+    "e4m3",
+    _NV_BLOCK,
+    gemm_reads_scales=True,
+    output_rescale=True,
 )
 _NV_STATIC = Scaling(
     f"1x{_NV_BLOCK} blocks (+ calibrated per-tensor scale)",
     "e4m3",
     _NV_BLOCK,
     gemm_reads_scales=True,
+    output_rescale=True,
 )
 _NV_NO_GLOBAL = Scaling(f"1x{_NV_BLOCK} blocks", "e4m3", _NV_BLOCK, gemm_reads_scales=True)
 _BLOCKWISE_BLOCK = 128

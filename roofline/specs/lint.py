@@ -29,6 +29,9 @@ from roofline.specs.ranges import (
 )
 from roofline.specs.text import KeyProblem, TomlProblem, describe, load_toml
 
+#: measured_matmul_tflops dtype -> the peak it is a fraction of.
+MAMF_PEAKS = {"bf16": "bf16_peak_tops", "fp8": "fp8_peak_tops"}
+
 ASSUMED_BASIS = "assumed: copied from NVIDIA H100 (torchao measurement: 0.78 GEMM, 0.92 memory)"
 _DEFAULT_EFFICIENCY = {
     "pct_achievable_gemm_tops": DEFAULT_GEMM_EFFICIENCY,
@@ -89,7 +92,33 @@ class _Linter:
         self._check_ratios(label, entry)
         self._check_block_peak(label, entry)
         self._check_bases(label, entry)
-        return None if self.error_count() > before else _build(entry, launch_s)
+        if self.error_count() > before:
+            return None
+        gpu = _build(entry, launch_s)
+        self._check_measured_efficiency(label, gpu)
+        return None if self.error_count() > before else gpu
+
+    def _check_measured_efficiency(self, label: str, gpu: GpuSpec) -> None:
+        """A measured matmul rate above the peak the model uses means an efficiency above
+        1: a peak at the wrong clock, a sparse figure, or a wrong measurement."""
+        for dtype, peak_key in MAMF_PEAKS.items():
+            tflops = gpu.measured_matmul_tflops.get(dtype)
+            peak = gpu.value(peak_key)
+            if tflops is None or not peak or tflops * 1e12 <= peak:
+                continue
+            cited = [s.url for s in gpu.source_records if {peak_key, "measured_matmul_tflops"}
+                     & set(s.figures)]  # fmt: skip
+            clock = " at sustained_clock_mhz" if gpu.clock_scale != 1 else ""
+            expected = (
+                f"at most the {dtype} peak the model uses, {peak_key}{clock} = "
+                f"{peak / 1e12:g} TFLOP/s (an efficiency above 1 is impossible)"
+            )
+            received = f"{tflops:g} TFLOP/s, an efficiency of {tflops * 1e12 / peak:.3f}"
+            hint = (
+                "if the card holds a higher clock than its peaks assume, give "
+                "peak_clock_mhz and sustained_clock_mhz; sources: " + (", ".join(cited) or "none")
+            )
+            self.error(label, f"measured_matmul_tflops.{dtype}", expected, received, hint)
 
     def _check_requires(self, gpu: str, entry: dict[str, Any]) -> None:
         for key, spec in GPU_KEYS.items():

@@ -24,6 +24,10 @@ KEY_FIELDS: dict[str, str] = {"sources": "source_records", "platform": "platform
 PLATFORMS = ("cuda", "rocm")
 #: Vendor (lower case) -> platform, for entries without a ``platform`` key.
 VENDOR_PLATFORMS: dict[str, str] = {"nvidia": "cuda", "amd": "rocm"}
+#: The peaks a sustained clock scales (``peak_clock_mhz`` / ``sustained_clock_mhz``).
+CLOCKED_PEAK_KEYS = frozenset(
+    ("bf16_peak_tops", "fp8_peak_tops", "fp8_block_scaled_peak_tops", "fp4_peak_tops")
+)
 #: Spec key -> the key whose value stands in when it is absent (per-path peaks).
 FALLBACK_KEYS: dict[str, str] = {hw.spec_key: hw.fallback for hw in HARDWARE_SYMBOLS if hw.fallback}
 
@@ -74,6 +78,16 @@ class GpuSpec:
     # Recipe name -> why this GPU's stack has no grouped GEMM kernel for it (dense runs).
     grouped_software_gaps: Mapping[str, str] = field(default_factory=dict)
     platform_given: str | None = None  # the ``platform`` key; see :attr:`platform`
+    # The clock the printed peaks assume, and the one the card holds under load.
+    peak_clock_mhz: float | None = None
+    sustained_clock_mhz: float | None = None
+
+    @property
+    def clock_scale(self) -> float:
+        """sustained / peak clock: the factor on every printed peak (1 without both)."""
+        if self.peak_clock_mhz and self.sustained_clock_mhz:
+            return self.sustained_clock_mhz / self.peak_clock_mhz
+        return 1.0
 
     @property
     def sources(self) -> list[str]:
@@ -123,6 +137,8 @@ class GpuSpec:
         number = getattr(self, key)
         if number is None and key in FALLBACK_KEYS:
             return self.value(FALLBACK_KEYS[key])
+        if number is not None and key in CLOCKED_PEAK_KEYS:
+            return number * self.clock_scale  # the peak at the clock the card holds
         return number
 
     def hardware_values(self) -> dict[str, float]:

@@ -65,3 +65,5 @@ EFFICIENCY_RANGE = NumberRange(0, 1, low_inclusive=False, high_inclusive=True)
 LAUNCH_OVERHEAD_RANGE = NumberRange(0, 1e-3, low_inclusive=False, high_inclusive=False)
 #: Values of ``measured_matmul_tflops`` (TFLOP/s, not FLOP/s): 1e6 TFLOP/s = 1 EFLOP/s.
 MEASURED_MATMUL_TFLOPS_RANGE = NumberRange(0, 1e6, low_inclusive=False, high_inclusive=True)
+#: ``peak_clock_mhz`` / ``sustained_clock_mhz``: a GPU's SM clock, 100 MHz to 5 GHz.
+CLOCK_RANGE_MHZ = NumberRange(100, 5000, low_inclusive=True, high_inclusive=True)

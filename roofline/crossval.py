@@ -1,0 +1,200 @@
+"""Cross-validation by source: how the calibrated model does on data it never saw.
+
+A *source* is one public document, pull request or benchmark table (the measurement
+set's source URL, fragment dropped): sets that share one leave together, because numbers
+from one table share a harness, a software stack and often a GPU, so a model fitted on
+one of them is not blind to the others.
+
+For every source that holds a scored set, the calibration is refitted on the fit sets of
+every *other* source (:func:`roofline.calibration.fit.fit_on`); a stored parameter that
+only the left-out source informed is dropped, so that GPU falls back to its family or
+global value as a GPU without data would. The left-out source's scored sets (fit and
+holdout alike) are then predicted with that refit. The mean error over those predictions
+is the honest estimate of the error on a new source: it is what the Validation page and
+``roofline validate --cv source`` lead with.
+
+The refits need scipy (the ``fit`` extra).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+from roofline.calibration.data import CalibrationData, Entry
+from roofline.calibration.fit import fit_on, with_values
+from roofline.calibration.params import family_of
+from roofline.measurements import MeasurementDatabase, MeasurementSet, SetRole
+from roofline.recipes import get_recipe
+from roofline.specs import SpecDatabase
+from roofline.validation import (
+    ModelKind,
+    PointResult,
+    SetResult,
+    ValidationReport,
+    mean_abs_error,
+    validate_set,
+)
+
+#: The scored sets of at least this share of the sources (rounded up) must be held out,
+#: chosen before fitting (issue #18); ``tests/test_crossval.py`` checks the bundled file.
+MIN_HELD_OUT_SOURCE_SHARE = 1 / 3
+
+
+def source_key(mset: MeasurementSet) -> str:
+    """The source a set belongs to: its source URL without a fragment or query."""
+    parts = urlsplit(mset.source.url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+
+
+def sources(measurements: Iterable[MeasurementSet]) -> dict[str, tuple[MeasurementSet, ...]]:
+    """Source -> its sets, in file order (sources in order of first appearance)."""
+    grouped: dict[str, list[MeasurementSet]] = {}
+    for mset in measurements:
+        grouped.setdefault(source_key(mset), []).append(mset)
+    return {key: tuple(sets) for key, sets in grouped.items()}
+
+
+def without_sets(data: CalibrationData, left_out: set[str]) -> CalibrationData:
+    """``data`` as if the sets ``left_out`` did not exist: each entry forgets them, and an
+    entry that rested on them alone is dropped (its parameter falls back)."""
+
+    def keep(entries: Mapping[str, Entry]) -> dict[str, Entry]:
+        kept: dict[str, Entry] = {}
+        for key, entry in entries.items():
+            remaining = tuple(s for s in entry.sets if s not in left_out)
+            if remaining:
+                kept[key] = Entry(entry.key, entry.value, entry.basis, remaining, entry.note)
+        return kept
+
+    gpus = {name: keep(entries) for name, entries in data.gpus.items()}
+    return CalibrationData(keep(data.globals), gpus, data.origin)
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One left-out source: the refit without it and its sets' predictions under it."""
+
+    source: str
+    dropped: tuple[str, ...]  # "GPU: key" of each parameter only this source informed
+    results: tuple[SetResult, ...]  # the source's scored sets, predicted by the refit
+
+    @property
+    def points(self) -> tuple[PointResult, ...]:
+        """Every scored point of the source."""
+        return tuple(p for r in self.results for p in r.points)
+
+    def cv_mean_error(self) -> float:
+        """Mean absolute error of the refit (calibrated) model on the source's points."""
+        return mean_abs_error(self.points, ModelKind.CALIBRATED)
+
+    def torchao_mean_error(self) -> float:
+        """Mean absolute error of torchao's model on the source's points."""
+        return mean_abs_error(self.points, ModelKind.TORCHAO)
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """The full-data validation and, per source, the refit that never saw it."""
+
+    report: ValidationReport
+    folds: tuple[Fold, ...]
+
+    def cv_result(self, set_id: str) -> SetResult | None:
+        """The set predicted by the refit without its source (None: not scored)."""
+        for fold in self.folds:
+            for result in fold.results:
+                if result.set.id == set_id:
+                    return result
+        return None
+
+    def cv_points(self) -> tuple[PointResult, ...]:
+        """Every scored point, each predicted without its source."""
+        return tuple(p for fold in self.folds for p in fold.points)
+
+    def cv_mean_error(self) -> float:
+        """Mean absolute CV error over every scored point (the headline error)."""
+        return mean_abs_error(self.cv_points(), ModelKind.CALIBRATED)
+
+    def fit_mean_error(self) -> float:
+        """Mean absolute error of the full-data calibration over the same points."""
+        return self.report.mean_error(ModelKind.CALIBRATED)
+
+    def torchao_mean_error(self) -> float:
+        """Mean absolute error of torchao's model over the same points."""
+        return self.report.mean_error(ModelKind.TORCHAO)
+
+    def worst_source(self) -> Fold | None:
+        """The source the refit predicts worst (None without scored sets)."""
+        return max(self.folds, key=lambda f: f.cv_mean_error(), default=None)
+
+    def by(self, key: Callable[[MeasurementSet], str]) -> dict[str, tuple[float, int]]:
+        """Mean CV error and point count per group of sets (``key`` names a set's group:
+        :func:`gpu_of`, :func:`recipe_family_of`, or a GPU family via the specs)."""
+        groups: dict[str, list[float]] = {}
+        for fold in self.folds:
+            for result in fold.results:
+                groups.setdefault(key(result.set), []).extend(
+                    abs(p.error(ModelKind.CALIBRATED)) for p in result.points
+                )
+        return {name: (statistics.fmean(v), len(v)) for name, v in sorted(groups.items())}
+
+
+def gpu_of(mset: MeasurementSet) -> str:
+    """A set's GPU (a grouping key for :meth:`CrossValidation.by`)."""
+    return mset.gpu
+
+
+def recipe_family_of(mset: MeasurementSet) -> str:
+    """A set's recipe family: float8, blockwise, mx, nvfp4."""
+    return get_recipe(mset.recipe, mset.mode).family.value
+
+
+def gpu_family_key(specs: SpecDatabase) -> Callable[[MeasurementSet], str]:
+    """A set's GPU architecture family (:func:`~roofline.calibration.params.family_of`)."""
+    return lambda mset: family_of(specs[mset.gpu])
+
+
+def _scored(sets: Sequence[MeasurementSet]) -> tuple[MeasurementSet, ...]:
+    return tuple(s for s in sets if s.role is not SetRole.CONTEXT)
+
+
+def fold_for(
+    source: str,
+    sets: Sequence[MeasurementSet],
+    measurements: MeasurementDatabase,
+    specs: SpecDatabase,
+    data: CalibrationData,
+) -> Fold:
+    """Refit without ``source`` and predict its scored ``sets``."""
+    left_out = {s.id for s in sets}
+    pruned = without_sets(data, left_out)
+    dropped = tuple(
+        f"{gpu or 'all GPUs'}: {entry.key}"
+        for gpu, entry in data.entries()
+        if not set(entry.sets) - left_out
+    )
+    train = [s for s in measurements.by_role(SetRole.FIT) if s.id not in left_out]
+    refit = pruned
+    if pruned.entries() and train:
+        result = fit_on(pruned, train, specs)
+        refit = with_values(pruned, result.parameters, result.fitted)
+    results = tuple(validate_set(s, specs, refit) for s in _scored(sets))
+    return Fold(source, dropped, results)
+
+
+def cross_validate(
+    measurements: MeasurementDatabase,
+    specs: SpecDatabase,
+    data: CalibrationData,
+    report: ValidationReport,
+) -> CrossValidation:
+    """Leave each source out in turn (see the module docstring)."""
+    folds = tuple(
+        fold_for(source, sets, measurements, specs, data)
+        for source, sets in sources(measurements.sets).items()
+        if _scored(sets)
+    )
+    return CrossValidation(report, folds)

@@ -1,0 +1,158 @@
+"""The error band of a calibrated number: the cross-validated error of its basis.
+
+A calibrated prediction rests on parameters of three levels
+(:class:`roofline.calibration.params.Level`): the GPU's own measurements, its
+architecture family's, or every GPU's. Its *basis* is the weakest level among the
+per-GPU efficiencies its model uses (the model-wide fixed latencies are the same for every
+GPU and do not count), and its *error band* the mean absolute error that
+cross-validation by source (:mod:`roofline.crossval`) measured on data of that basis:
+
+* ``measured``: the GPU's own sets, when it has some; else its family's; else all sets;
+* ``family``: the family's sets, else all sets;
+* ``global``: all sets.
+
+The bands are data (``roofline/data/error_bands.toml``), written from a cross-validation
+run by ``tools/refit_calibration.py`` (a CV refits the calibration a dozen times and
+needs scipy, which evaluating must not); ``tests/test_crossval.py`` fails when they are
+stale.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+
+import sympy
+
+from roofline.calibration.params import CalibratedParameters, Level, family_of
+from roofline.errors import DataFileError, DataProblem
+from roofline.specs import GpuSpec
+from roofline.specs.text import TomlProblem, load_toml
+from roofline.symbols import CALIBRATION_SYMBOLS
+
+BUNDLED_BANDS = "bundled error bands (roofline/data/error_bands.toml)"
+_LATENCY_KEYS = frozenset(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.unit == "s")
+_BY_SYMBOL = {hw.symbol: hw.spec_key for hw in CALIBRATION_SYMBOLS}
+
+
+class RowBasis(enum.StrEnum):
+    """What a calibrated number rests on (the ``basis`` of ``eval --format json`` rows)."""
+
+    MEASURED = "measured"
+    FAMILY = "family"
+    GLOBAL = "global"
+
+
+_BASIS_OF_LEVEL = {Level.GPU: RowBasis.MEASURED, Level.FAMILY: RowBasis.FAMILY,
+                   Level.GLOBAL: RowBasis.GLOBAL}  # fmt: skip
+_ORDER = (RowBasis.MEASURED, RowBasis.FAMILY, RowBasis.GLOBAL)
+
+
+@dataclass(frozen=True)
+class ErrorBands:
+    """Cross-validated mean absolute errors: over every scored point, per GPU, per family."""
+
+    overall: float
+    gpus: Mapping[str, float]
+    families: Mapping[str, float]
+    origin: str = BUNDLED_BANDS
+
+
+@dataclass(frozen=True)
+class ErrorBand:
+    """One number's basis and band."""
+
+    basis: RowBasis
+    fraction: float  # the CV mean absolute error that applies (0.18 = +/-18%)
+    of: str  # whose CV error it is: "NVIDIA B200", "CDNA3 family", "all sources"
+
+    def text(self) -> str:
+        """``±18% (no measurement on this GPU; CDNA3 family CV)``."""
+        if self.basis is RowBasis.MEASURED:
+            why = f"{self.of} CV"
+        else:
+            why = f"no measurement on this GPU; {self.of} CV"
+        return f"±{self.fraction:.0%} ({why})"
+
+
+def row_basis(params: CalibratedParameters, expr: sympy.Expr | Iterable[sympy.Expr]) -> RowBasis:
+    """The weakest level among the per-GPU parameters ``expr`` uses."""
+    exprs = [expr] if isinstance(expr, sympy.Expr) else list(expr)
+    used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
+    levels = [
+        _BASIS_OF_LEVEL[params.values[_BY_SYMBOL[s]].level]
+        for s in used
+        if s in _BY_SYMBOL and _BY_SYMBOL[s] not in _LATENCY_KEYS
+    ]
+    return max(levels, key=_ORDER.index, default=RowBasis.MEASURED)
+
+
+def band_for(gpu: GpuSpec, basis: RowBasis, bands: ErrorBands | None = None) -> ErrorBand:
+    """The error band of a number of ``basis`` on ``gpu``."""
+    bands = bands if bands is not None else load_error_bands()
+    family = family_of(gpu)
+    if basis is RowBasis.MEASURED and gpu.name in bands.gpus:
+        return ErrorBand(basis, bands.gpus[gpu.name], gpu.name)
+    if basis is not RowBasis.GLOBAL and family in bands.families:
+        return ErrorBand(basis, bands.families[family], f"{family} family")
+    return ErrorBand(basis, bands.overall, "all sources")
+
+
+def parse_error_bands(doc: Mapping[str, object], origin: str) -> ErrorBands:
+    """Check a parsed error-band file: fractions in (0, 10], tables of name -> fraction."""
+    problems: list[DataProblem] = []
+
+    def fraction(where: str, key: str, value: object) -> float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 10
+        if not ok:
+            problems.append(DataProblem(origin, where, key, "a fraction in (0, 10]", repr(value)))
+            return 1.0
+        return float(value)  # type: ignore[arg-type]
+
+    def table(key: str) -> dict[str, float]:
+        raw = doc.get(key, {})
+        if not isinstance(raw, dict):
+            problems.append(DataProblem(origin, None, key, "a table of name = fraction", "?"))
+            return {}
+        return {name: fraction(key, name, value) for name, value in raw.items()}
+
+    overall = fraction("", "overall", doc.get("overall"))
+    bands = ErrorBands(overall, table("gpu"), table("family"), origin)
+    if problems:
+        raise DataFileError("error-band file", problems)
+    return bands
+
+
+@functools.cache
+def load_error_bands() -> ErrorBands:
+    """The bundled error bands."""
+    text = resources.files("roofline").joinpath("data/error_bands.toml").read_text("utf-8")
+    try:
+        doc = load_toml(text)
+    except TomlProblem as exc:
+        problem = DataProblem(BUNDLED_BANDS, None, None, "valid TOML", str(exc))
+        raise DataFileError("error-band file", [problem]) from None
+    return parse_error_bands(doc, BUNDLED_BANDS)
+
+
+def bands_toml(overall: float, gpus: Mapping[str, float], families: Mapping[str, float]) -> str:
+    """The error-band file's text (written by ``tools/refit_calibration.py``)."""
+    lines = [
+        "# Roofline Atlas: cross-validated error bands (roofline.error_bands).",
+        "# Written by `python tools/refit_calibration.py` from `roofline validate --cv source`:",
+        "# the mean |predicted / measured - 1| of the calibrated model refitted without each",
+        "# point's source, over all scored points, per GPU and per architecture family.",
+        "# tests/test_crossval.py fails when these are stale. Do not edit by hand.",
+        "",
+        f"overall = {overall:.4f}",
+        "",
+        "[gpu]",
+        *(f'"{name}" = {value:.4f}' for name, value in sorted(gpus.items())),
+        "",
+        "[family]",
+        *(f'"{name}" = {value:.4f}' for name, value in sorted(families.items())),
+    ]
+    return "\n".join(lines) + "\n"

@@ -229,7 +229,8 @@ class _Resolver:
             if gpu.efficiency_reference:
                 source += f": {gpu.efficiency_reference}"
             return ParameterValue(gpu.pct_achievable_gemm_tops, Basis.MEASURED, source)
-        return self._mean_or(gpu, measured, gpu.pct_achievable_gemm_tops, "pct_achievable_gemm_tops")
+        default = gpu.pct_achievable_gemm_tops
+        return self._mean_or(gpu, measured, default, "pct_achievable_gemm_tops")
 
     def _mean_or(
         self, gpu: GpuSpec, known: Mapping[str, float], default: float, default_key: str

@@ -18,6 +18,7 @@ The refits need scipy (the ``fit`` extra).
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,8 @@ from urllib.parse import urlsplit, urlunsplit
 from roofline.calibration.data import CalibrationData, Entry
 from roofline.calibration.fit import fit_on, with_values
 from roofline.calibration.params import family_of
-from roofline.measurements import MeasurementDatabase, MeasurementSet, SetRole
+from roofline.error_bands import bands_toml
+from roofline.measurements import MeasurementDatabase, MeasurementSet, Point, SetRole
 from roofline.recipes import get_recipe
 from roofline.specs import SpecDatabase
 from roofline.validation import (
@@ -198,3 +200,44 @@ def cross_validate(
         if _scored(sets)
     )
     return CrossValidation(report, folds)
+
+
+#: Shape-size buckets of the Validation page: a point's largest GEMM, M x K x N.
+SIZE_BUCKETS: tuple[tuple[str, float], ...] = (
+    ("MKN < 2^30", 2.0**30),
+    ("2^30 <= MKN < 2^36", 2.0**36),
+    ("MKN >= 2^36", math.inf),
+)
+
+
+def size_of(mset: MeasurementSet, point: Point) -> str:
+    """The size bucket of a point (its largest GEMM's M x K x N)."""
+    del mset
+    mkn = max(float(m) * k * n for m, k, n in point.shapes)
+    return next(name for name, limit in SIZE_BUCKETS if mkn < limit)
+
+
+def by_size(cv: CrossValidation) -> dict[str, float]:
+    """Mean CV error per shape-size bucket (buckets without points left out)."""
+    groups: dict[str, list[float]] = {}
+    for fold in cv.folds:
+        for result in fold.results:
+            for p in result.points:
+                groups.setdefault(size_of(result.set, p.point), []).append(
+                    abs(p.error(ModelKind.CALIBRATED))
+                )
+    return {name: statistics.fmean(groups[name]) for name, _ in SIZE_BUCKETS if name in groups}
+
+
+def bands_from(cv: CrossValidation, specs: SpecDatabase) -> str:
+    """The error-band file (:mod:`roofline.error_bands`) of a cross-validation."""
+    gpus = {name: error for name, (error, _) in cv.by(gpu_of).items()}
+    families = {name: error for name, (error, _) in cv.by(gpu_family_key(specs)).items()}
+    tables = {
+        "source": {f.source: f.cv_mean_error() for f in cv.folds},
+        "source_torchao": {f.source: f.torchao_mean_error() for f in cv.folds},
+        "recipe_family": {n: e for n, (e, _) in cv.by(recipe_family_of).items()},
+        "size": by_size(cv),
+    }
+    extra = {"fit": cv.fit_mean_error(), "torchao": cv.torchao_mean_error()}
+    return bands_toml(cv.cv_mean_error(), gpus, families, extra, tables)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import functools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 
 import sympy
@@ -53,12 +53,20 @@ _ORDER = (RowBasis.MEASURED, RowBasis.FAMILY, RowBasis.GLOBAL)
 
 @dataclass(frozen=True)
 class ErrorBands:
-    """Cross-validated mean absolute errors: over every scored point, per GPU, per family."""
+    """Cross-validated mean absolute errors: over every scored point, per GPU, per family;
+    for the Validation page also per source (with torchao's error beside it), per recipe
+    family and per shape size, and the full-data fit's and torchao's overall errors."""
 
     overall: float
     gpus: Mapping[str, float]
     families: Mapping[str, float]
     origin: str = BUNDLED_BANDS
+    fit: float | None = None
+    torchao: float | None = None
+    sources: Mapping[str, float] = field(default_factory=dict)
+    sources_torchao: Mapping[str, float] = field(default_factory=dict)
+    recipe_families: Mapping[str, float] = field(default_factory=dict)
+    sizes: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -120,7 +128,18 @@ def parse_error_bands(doc: Mapping[str, object], origin: str) -> ErrorBands:
         return {name: fraction(key, name, value) for name, value in raw.items()}
 
     overall = fraction("", "overall", doc.get("overall"))
-    bands = ErrorBands(overall, table("gpu"), table("family"), origin)
+    optional = {key: fraction("", key, doc[key]) for key in ("fit", "torchao") if key in doc}
+    bands = ErrorBands(
+        overall,
+        table("gpu"),
+        table("family"),
+        origin,
+        sources=table("source"),
+        sources_torchao=table("source_torchao"),
+        recipe_families=table("recipe_family"),
+        sizes=table("size"),
+        **optional,
+    )
     if problems:
         raise DataFileError("error-band file", problems)
     return bands
@@ -138,8 +157,16 @@ def load_error_bands() -> ErrorBands:
     return parse_error_bands(doc, BUNDLED_BANDS)
 
 
-def bands_toml(overall: float, gpus: Mapping[str, float], families: Mapping[str, float]) -> str:
-    """The error-band file's text (written by ``tools/refit_calibration.py``)."""
+def bands_toml(
+    overall: float,
+    gpus: Mapping[str, float],
+    families: Mapping[str, float],
+    extra: Mapping[str, float] | None = None,
+    tables: Mapping[str, Mapping[str, float]] | None = None,
+) -> str:
+    """The error-band file's text (written by ``tools/refit_calibration.py``): ``extra``
+    holds more top-level numbers (``fit``, ``torchao``), ``tables`` more name -> fraction
+    tables (``source``, ``source_torchao``, ``recipe_family``, ``size``)."""
     lines = [
         "# Roofline Atlas: cross-validated error bands (roofline.error_bands).",
         "# Written by `python tools/refit_calibration.py` from `roofline validate --cv source`:",
@@ -148,11 +175,10 @@ def bands_toml(overall: float, gpus: Mapping[str, float], families: Mapping[str,
         "# tests/test_crossval.py fails when these are stale. Do not edit by hand.",
         "",
         f"overall = {overall:.4f}",
-        "",
-        "[gpu]",
-        *(f'"{name}" = {value:.4f}' for name, value in sorted(gpus.items())),
-        "",
-        "[family]",
-        *(f'"{name}" = {value:.4f}' for name, value in sorted(families.items())),
+        *(f"{key} = {value:.4f}" for key, value in (extra or {}).items()),
     ]
+    all_tables = {"gpu": gpus, "family": families, **(tables or {})}
+    for key, table in all_tables.items():
+        lines += ["", f"[{key}]"]
+        lines += [f'"{name}" = {value:.4f}' for name, value in sorted(table.items())]
     return "\n".join(lines) + "\n"

@@ -186,17 +186,27 @@ def threshold_text(result: SetResult) -> str:
     return number if number == units.MISSING else f"{number}%"
 
 
+def goal_text(result: SetResult) -> str:
+    """``within goal`` or ``above goal`` against the role's fixed goal (``—`` unscored)."""
+    if result.meets_goal is None:
+        return units.MISSING
+    return "within goal" if result.meets_goal else "above goal"
+
+
 def sets_table(results: Sequence[SetResult]) -> Table:
-    """One row per set: where it is, its role, both models' mean errors and its verdict."""
-    header = ("set", "GPU", "role", "points", "torchao (%)", "calibrated (%)", "threshold (%)",
-              "result")  # fmt: skip
-    align = ("---", "---", "---", NUMBER_ALIGN, NUMBER_ALIGN, NUMBER_ALIGN, NUMBER_ALIGN, "---")
+    """One row per set: where it is, its role, both models' mean errors, the role's goal
+    and the regression guard with its verdict."""
+    header = ("set", "GPU", "role", "points", "torchao (%)", "calibrated (%)", "goal (%)",
+              "against goal", "guard (%)", "result")  # fmt: skip
+    align = ("---", "---", "---", *(NUMBER_ALIGN,) * 4, "---", NUMBER_ALIGN, "---")
     table = Table(header, align=align, name="sets")
     for r in results:
         t, c = r.mean_error(TORCHAO), r.mean_error(CALIBRATED)
+        goal = units.MISSING if r.goal is None else f"{r.goal * 100:g}"
         table.rows.append((
             safe.link(r.set.id, f"#{r.set.id}"), r.set.gpu, ROLE_SHORT[r.set.role],
-            str(len(r.points)), pct(t), pct(c), threshold_number(r), verdict(r),
+            str(len(r.points)), pct(t), pct(c), goal, goal_text(r), threshold_number(r),
+            verdict(r),
         ))  # fmt: skip
     return table
 

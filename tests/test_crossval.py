@@ -23,6 +23,7 @@ from roofline.calibration.params import Level, calibration_for, family_of
 from roofline.cli import main
 from roofline.crossval import (
     MIN_HELD_OUT_SOURCE_SHARE,
+    bands_from,
     cross_validate,
     gpu_family_key,
     gpu_of,
@@ -30,7 +31,7 @@ from roofline.crossval import (
     sources,
     without_sets,
 )
-from roofline.error_bands import RowBasis, band_for, bands_toml, load_error_bands, row_basis
+from roofline.error_bands import RowBasis, band_for, load_error_bands, row_basis
 from roofline.errors import DataFileError, ShapeError
 from roofline.evaluate import compile_model, evaluate_terms
 from roofline.measurements import SetRole, load_measurements
@@ -117,9 +118,12 @@ def test_validate_cv_table_prints_the_overall_line(capsys):
 
 
 def test_error_bands_are_the_current_cross_validation(cv):
-    gpus = {name: error for name, (error, _) in cv.by(gpu_of).items()}
-    families = {name: error for name, (error, _) in cv.by(gpu_family_key(SPECS)).items()}
-    expected = bands_toml(cv.cv_mean_error(), gpus, families)
+    expected = bands_from(cv, SPECS)
+    bands = load_error_bands()
+    assert bands.overall == pytest.approx(cv.cv_mean_error(), abs=1e-4)
+    assert set(bands.gpus) == set(cv.by(gpu_of)) and set(bands.families) == set(
+        cv.by(gpu_family_key(SPECS))
+    )
     from importlib import resources
 
     stored = resources.files("roofline").joinpath("data/error_bands.toml").read_text("utf-8")

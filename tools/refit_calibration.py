@@ -17,8 +17,7 @@ from pathlib import Path
 
 from roofline.calibration.data import load_calibration
 from roofline.calibration.fit import fit
-from roofline.crossval import cross_validate, gpu_family_key, gpu_of
-from roofline.error_bands import bands_toml
+from roofline.crossval import bands_from, cross_validate
 from roofline.measurements import load_measurements
 from roofline.specs import SpecDatabase, load_specs
 from roofline.validation import ModelKind, validate
@@ -97,9 +96,7 @@ def bands_text(specs: SpecDatabase) -> str:
     measurements = load_measurements(specs=specs)
     data = load_calibration()
     cv = cross_validate(measurements, specs, data, validate(measurements, specs, data))
-    gpus = {name: error for name, (error, _) in cv.by(gpu_of).items()}
-    families = {name: error for name, (error, _) in cv.by(gpu_family_key(specs)).items()}
-    return bands_toml(cv.cv_mean_error(), gpus, families)
+    return bands_from(cv, specs)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ from typing import Any
 from roofline import guidance, units
 from roofline.calibration.params import Basis, CalibratedParameters
 from roofline.capability import classify
+from roofline.error_bands import ErrorBand, band_for, row_basis
+from roofline.evaluate import compile_model
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import GpuSpec
 from roofline.symbols import CALIBRATION_SYMBOLS
@@ -91,6 +93,8 @@ def _mode(
             "speedup": units.speedup(best.canonical_speedup),
             "range": rows.speedup_range(best),
             "link": rows.result_link(best, page_path),
+            "band": error_band(site, gpu, mode, best.recipe.name).text(),
+            "fallback": error_band(site, gpu, mode, best.recipe.name).basis.value != "measured",
         },
         torchao_best=_torchao_best(site.atlas, gpu, mode, best),
         break_even=rows.break_even_table(results, page_path, f"{mode.value}-break-even"),
@@ -98,6 +102,15 @@ def _mode(
         links=[_link(r, page_path) for r in results],
     )  # fmt: skip
     return guidance_, charts.decision_chart(gpu, dmap)
+
+
+def error_band(site: SiteInput, gpu: GpuSpec, mode: Mode, recipe: str) -> ErrorBand:
+    """The cross-validated error band of the calibrated numbers of ``recipe`` on ``gpu``
+    (:mod:`roofline.error_bands`): the weakest basis among the per-GPU parameters the
+    recipe's model uses, and that basis's CV error."""
+    model = compile_model(mode, recipe, calibrated=True).model
+    calibration = site.atlas.calibration(gpu.name)
+    return band_for(gpu, row_basis(calibration, [t.expr for t in model.terms]))
 
 
 def _value(key: str, value: float | None) -> str:

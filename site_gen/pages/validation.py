@@ -10,9 +10,12 @@ says so.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
+from roofline import units
+from roofline.error_bands import ErrorBands, load_error_bands
 from roofline.evaluate import calibration_of
 from roofline.measurements import (
     MeasurementDatabase,
@@ -24,6 +27,7 @@ from roofline.measurements import (
 )
 from roofline.specs import SpecDatabase, load_specs
 from roofline.validation import (
+    GOALS,
     LARGE_GEMM_MKN,
     SetResult,
     ValidationReport,
@@ -78,6 +82,8 @@ class SetView:
     scored: bool
     threshold: str
     verdict: str
+    goal: str
+    against_goal: str
     set: MeasurementSet  # software, command, notes, source as the file has them
     source: Cell
     table: Table
@@ -119,7 +125,8 @@ def _set_view(result: SetResult, site_specs: SpecDatabase) -> SetView:
         mode=mset.mode.value, fusion="on" if mset.fusion else "off",
         region=vr.REGION_TEXT[mset.timed_region], quantity=quantity, terms=mset.terms,
         summed=summed, errors=errors, scored=result.scored, threshold=vr.threshold_text(result),
-        verdict=vr.verdict(result), set=mset, source=_source(mset.source.url),
+        verdict=vr.verdict(result), goal="" if result.goal is None else vr.percent(result.goal),
+        against_goal=vr.goal_text(result), set=mset, source=_source(mset.source.url),
         table=vr.set_table(result), chart=f"validation/img/{mset.id}.svg", alt=alt,
         log2_m=x_axis([p.point for p in result.points]).log2_m,
     )  # fmt: skip
@@ -178,6 +185,33 @@ def _parameters(site: SiteInput) -> dict[str, Table]:
     }
 
 
+def _cv_tables(bands: ErrorBands) -> dict[str, Table]:
+    """Cross-validation by source, from the stored error bands: per source (beside
+    torchao's error), per GPU, per GPU family, per recipe family and per shape size."""
+
+    def grouped(name: str, header: str, values: dict[str, float]) -> Table:
+        rows = [(key, vr.percent(value)) for key, value in values.items()]
+        raw = [(key, value) for key, value in values.items()]
+        return Table((header, "CV mean error"), rows, ("---", "--:"), raw=raw, name=name)
+
+    sources = sorted(bands.sources.items(), key=lambda kv: -kv[1])
+    source_rows = [
+        (_source(url), vr.percent(cv), vr.percent(bands.sources_torchao.get(url, math.nan)))
+        for url, cv in sources
+    ]
+    raw = [(url, cv, bands.sources_torchao.get(url)) for url, cv in sources]
+    return {
+        "sources": Table(
+            ("source (left out)", "calibrated, CV", "torchao"),
+            source_rows, ("---", "--:", "--:"), raw=raw, name="cv-by-source",
+        ),
+        "gpus": grouped("cv-by-gpu", "GPU", dict(bands.gpus)),
+        "families": grouped("cv-by-gpu-family", "GPU family", dict(bands.families)),
+        "recipes": grouped("cv-by-recipe-family", "recipe family", dict(bands.recipe_families)),
+        "sizes": grouped("cv-by-size", "largest GEMM of the point", dict(bands.sizes)),
+    }  # fmt: skip
+
+
 def render(site: SiteInput) -> PageOutput:
     """The Validation page, its tables' exports and one chart per set."""
     measurements, specs = measurements_for(site.atlas.specs)
@@ -197,9 +231,23 @@ def render_with(site: SiteInput, measurements: MeasurementDatabase, specs: SpecD
     summary = {"overall": vr.overall_table(report), "regions": vr.region_table(report),
                "sets": vr.sets_table(report.sets)}  # fmt: skip
     parameters = _parameters(site)
-    tables = [*summary.values(), *(v.table for v in views.values()), *parameters.values()]
+    bands = load_error_bands()
+    cv = _cv_tables(bands)
+    tables = [*cv.values(), *summary.values(), *(v.table for v in views.values()),
+              *parameters.values()]  # fmt: skip
+    worst = max(bands.sources.items(), key=lambda kv: kv[1], default=None)
+    headline = {
+        "cv": vr.percent(bands.overall),
+        "fit": vr.percent(bands.fit if bands.fit is not None else math.nan),
+        "torchao": vr.percent(bands.torchao if bands.torchao is not None else math.nan),
+        "worst": _source(worst[0]) if worst else units.MISSING,
+        "worst_cv": vr.percent(worst[1]) if worst else units.MISSING,
+        "sources": len(bands.sources),
+        "goals": {role.value: vr.percent(goal) for role, goal in GOALS.items()},
+    }
     out = page(
-        PAGE, "validation.md.j2", tables, summary=summary, groups=groups,
+        PAGE, "validation.md.j2", tables, cv=cv, headline=headline, summary=summary,
+        groups=groups,
         reading=_reading(report), parameters=parameters,
         fallback=specs is not site.atlas.specs, site_origin=site.atlas.specs.origin,
         used_origin=specs.origin, methodology=rel(f"{GEN}/methodology.md", PAGE),

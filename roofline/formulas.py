@@ -35,7 +35,7 @@ from roofline.symbols import DIM0, DIM1, ETA_GEMM, ETA_MEM, MEM_BW, T_LAUNCH, K,
 
 #: Bumped whenever any formula changes, so pages and reports can say which model
 #: produced a number. Format: <torchao release matched>.<project revision>.
-MODEL_VERSION = "torchao-0.18/r3"
+MODEL_VERSION = "torchao-0.18/r4"
 
 
 class Quantity(enum.StrEnum):

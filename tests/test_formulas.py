@@ -98,7 +98,7 @@ def test_fusion_lowers_training_overhead():
 def test_model_version_is_a_string():
     assert isinstance(MODEL_VERSION, str) and MODEL_VERSION
     # r2: MX fp8 GEMMs at the block-scaled peak; r3: grouped layers, nvfp4 training, phases
-    assert MODEL_VERSION == "torchao-0.18/r3"
+    assert MODEL_VERSION == "torchao-0.18/r4"
 
 
 def test_inference_without_fusion_has_no_bf16_overhead():

@@ -168,9 +168,9 @@ def test_numbers_come_from_validate(bundled_page, report) -> None:
             assert row in rows, (result.set.id, row)
     verdicts = [r for r in report.sets if r.scored and not r.passed]
     if verdicts:
-        assert "above their threshold" in text
+        assert "above their regression guard" in text
     else:
-        assert "Every scored set is within its threshold." in text
+        assert "Every scored set is within its regression guard." in text
 
 
 def test_parameters_of_every_gpu_with_basis_and_source(bundled_page) -> None:

@@ -230,7 +230,7 @@ class _Resolver:
                 source += f": {gpu.efficiency_reference}"
             return ParameterValue(gpu.pct_achievable_gemm_tops, Basis.MEASURED, source)
         default = gpu.pct_achievable_gemm_tops
-        return self._mean_or(gpu, measured, default, "pct_achievable_gemm_tops")
+        return self._mean_or(gpu, measured, default, "spec database pct_achievable_gemm_tops")
 
     def _mean_or(
         self, gpu: GpuSpec, known: Mapping[str, float], default: float, default_key: str
@@ -239,7 +239,7 @@ class _Resolver:
         ``default_key`` figure (assumed, global)."""
         pooled = self._pooled(gpu, known)
         if pooled is None:
-            source = f"assumed: spec database {default_key} (no GPU of this database has data)"
+            source = f"assumed: {default_key} (no GPU of this database has data)"
             return ParameterValue(default, Basis.ASSUMED, source, level=Level.GLOBAL)
         level, names, values = pooled
         source = f"assumed: {self._where(gpu, level, names)}"
@@ -262,7 +262,8 @@ class _Resolver:
         if not known and kind != "row":  # no GPU measured this kind: time it like a row kernel
             row = self.cast(gpu, "row")
             return replace(row, basis=Basis.ASSUMED, source="assumed equal to eta_row")
-        return self._mean_or(gpu, known, gpu.pct_achievable_mem_bw, "pct_achievable_mem_bw")
+        mem = gpu.pct_achievable_mem_bw
+        return self._mean_or(gpu, known, mem, "spec database pct_achievable_mem_bw")
 
     def _known(self, key: str) -> dict[str, float]:
         """GPU -> stored value of ``key``, over the GPUs of this database that have one."""
@@ -279,7 +280,7 @@ class _Resolver:
         entry = self.data.gpu_entry(gpu.name, key)
         if entry is not None:
             return _stored(entry)
-        return self._mean_or(gpu, self._known(key), 1.0, "(none: 1, the dense rate)")
+        return self._mean_or(gpu, self._known(key), 1.0, "1, the dense rate")
 
     def latency(self, gpu: GpuSpec, key: str) -> ParameterValue:
         """A model-wide fixed latency: fitted or measured on the sets the file names, else

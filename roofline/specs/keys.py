@@ -112,21 +112,19 @@ _GPU_KEY_LIST: tuple[KeySpec, ...] = (
     _peak("fp4_peak_tops", f"dense fp4 peak, FLOP/s in {_PEAKS}; absent = no fp4"),
     Number(
         "peak_clock_mhz",
-        f"the SM clock the printed peaks assume, MHz in {CLOCK_RANGE_MHZ.text()}; needs "
-        "sustained_clock_mhz",
+        f"the SM clock the printed peaks assume, MHz in {CLOCK_RANGE_MHZ.text()}; only "
+        "used with sustained_clock_mhz",
         range=CLOCK_RANGE_MHZ,
         noun="number of MHz",
-        requires=("sustained_clock_mhz",),
     ),
     Number(
         "sustained_clock_mhz",
         f"the SM clock the card measurably holds in tensor-core kernels, MHz in "
         f"{CLOCK_RANGE_MHZ.text()}, when it differs from peak_clock_mhz: every peak the "
         "model uses is scaled by sustained / peak clock (so measured efficiencies stay at or "
-        "below 1); needs peak_clock_mhz",
+        "below 1); only used with peak_clock_mhz",
         range=CLOCK_RANGE_MHZ,
         noun="number of MHz",
-        requires=("peak_clock_mhz",),
     ),
     _efficiency(
         "pct_achievable_gemm_tops", "achievable fraction of peak in GEMMs", DEFAULT_GEMM_EFFICIENCY

@@ -191,19 +191,17 @@ def _cv_tables(bands: ErrorBands) -> dict[str, Table]:
 
     def grouped(name: str, header: str, values: dict[str, float]) -> Table:
         rows = [(key, vr.percent(value)) for key, value in values.items()]
-        raw = [(key, value) for key, value in values.items()]
-        return Table((header, "CV mean error"), rows, ("---", "--:"), raw=raw, name=name)
+        return Table((header, "CV mean error"), rows, ("---", "--:"), name=name)
 
     sources = sorted(bands.sources.items(), key=lambda kv: -kv[1])
     source_rows = [
         (_source(url), vr.percent(cv), vr.percent(bands.sources_torchao.get(url, math.nan)))
         for url, cv in sources
     ]
-    raw = [(url, cv, bands.sources_torchao.get(url)) for url, cv in sources]
     return {
         "sources": Table(
             ("source (left out)", "calibrated, CV", "torchao"),
-            source_rows, ("---", "--:", "--:"), raw=raw, name="cv-by-source",
+            source_rows, ("---", "--:", "--:"), name="cv-by-source",
         ),
         "gpus": grouped("cv-by-gpu", "GPU", dict(bands.gpus)),
         "families": grouped("cv-by-gpu-family", "GPU family", dict(bands.families)),

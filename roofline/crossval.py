@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit, urlunsplit
 
 from roofline.calibration.data import CalibrationData, Entry
@@ -68,7 +68,7 @@ def without_sets(data: CalibrationData, left_out: set[str]) -> CalibrationData:
         for key, entry in entries.items():
             remaining = tuple(s for s in entry.sets if s not in left_out)
             if remaining:
-                kept[key] = Entry(entry.key, entry.value, entry.basis, remaining, entry.note)
+                kept[key] = replace(entry, sets=remaining)
         return kept
 
     gpus = {name: keep(entries) for name, entries in data.gpus.items()}
@@ -135,12 +135,19 @@ class CrossValidation:
     def by(self, key: Callable[[MeasurementSet], str]) -> dict[str, tuple[float, int]]:
         """Mean CV error and point count per group of sets (``key`` names a set's group:
         :func:`gpu_of`, :func:`recipe_family_of`, or a GPU family via the specs)."""
+        return self.by_point(lambda mset, _point: key(mset))
+
+    def by_point(
+        self, key: Callable[[MeasurementSet, Point], str]
+    ) -> dict[str, tuple[float, int]]:
+        """Mean CV error and point count per group of points (``key``: a point's group)."""
         groups: dict[str, list[float]] = {}
         for fold in self.folds:
             for result in fold.results:
-                groups.setdefault(key(result.set), []).extend(
-                    abs(p.error(ModelKind.CALIBRATED)) for p in result.points
-                )
+                for p in result.points:
+                    groups.setdefault(key(result.set, p.point), []).append(
+                        abs(p.error(ModelKind.CALIBRATED))
+                    )
         return {name: (statistics.fmean(v), len(v)) for name, v in sorted(groups.items())}
 
 
@@ -210,23 +217,17 @@ SIZE_BUCKETS: tuple[tuple[str, float], ...] = (
 )
 
 
-def size_of(mset: MeasurementSet, point: Point) -> str:
-    """The size bucket of a point (its largest GEMM's M x K x N)."""
-    del mset
+def size_of(_mset: MeasurementSet, point: Point) -> str:
+    """The size bucket of a point (its largest GEMM's M x K x N); a key for
+    :meth:`CrossValidation.by_point`."""
     mkn = max(float(m) * k * n for m, k, n in point.shapes)
     return next(name for name, limit in SIZE_BUCKETS if mkn < limit)
 
 
 def by_size(cv: CrossValidation) -> dict[str, float]:
-    """Mean CV error per shape-size bucket (buckets without points left out)."""
-    groups: dict[str, list[float]] = {}
-    for fold in cv.folds:
-        for result in fold.results:
-            for p in result.points:
-                groups.setdefault(size_of(result.set, p.point), []).append(
-                    abs(p.error(ModelKind.CALIBRATED))
-                )
-    return {name: statistics.fmean(groups[name]) for name, _ in SIZE_BUCKETS if name in groups}
+    """Mean CV error per shape-size bucket, smallest first (empty buckets left out)."""
+    errors = cv.by_point(size_of)
+    return {name: errors[name][0] for name, _ in SIZE_BUCKETS if name in errors}
 
 
 def bands_from(cv: CrossValidation, specs: SpecDatabase) -> str:

@@ -27,15 +27,18 @@ from importlib import resources
 
 import sympy
 
-from roofline.calibration.params import CalibratedParameters, Level, family_of
+from roofline.calibration.data import GLOBAL_KEYS
+from roofline.calibration.params import CalibratedParameters, Level, family_of, worst_level
 from roofline.errors import DataFileError, DataProblem
+from roofline.formulas import RooflineModel
 from roofline.specs import GpuSpec
 from roofline.specs.text import TomlProblem, load_toml
 from roofline.symbols import CALIBRATION_SYMBOLS
 
 BUNDLED_BANDS = "bundled error bands (roofline/data/error_bands.toml)"
-_LATENCY_KEYS = frozenset(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.unit == "s")
-_BY_SYMBOL = {hw.symbol: hw.spec_key for hw in CALIBRATION_SYMBOLS}
+# The per-GPU parameters, by symbol: the model-wide latencies (GLOBAL_KEYS) are the same
+# for every GPU and say nothing about how much of its own data a number rests on.
+_PER_GPU = {hw.symbol: hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.spec_key not in GLOBAL_KEYS}
 
 
 class RowBasis(enum.StrEnum):
@@ -48,7 +51,6 @@ class RowBasis(enum.StrEnum):
 
 _BASIS_OF_LEVEL = {Level.GPU: RowBasis.MEASURED, Level.FAMILY: RowBasis.FAMILY,
                    Level.GLOBAL: RowBasis.GLOBAL}  # fmt: skip
-_ORDER = (RowBasis.MEASURED, RowBasis.FAMILY, RowBasis.GLOBAL)
 
 
 @dataclass(frozen=True)
@@ -86,16 +88,16 @@ class ErrorBand:
         return f"±{self.fraction:.0%} ({why})"
 
 
-def row_basis(params: CalibratedParameters, expr: sympy.Expr | Iterable[sympy.Expr]) -> RowBasis:
-    """The weakest level among the per-GPU parameters ``expr`` uses."""
-    exprs = [expr] if isinstance(expr, sympy.Expr) else list(expr)
-    used = set().union(*(e.free_symbols for e in exprs)) if exprs else set()
-    levels = [
-        _BASIS_OF_LEVEL[params.values[_BY_SYMBOL[s]].level]
-        for s in used
-        if s in _BY_SYMBOL and _BY_SYMBOL[s] not in _LATENCY_KEYS
-    ]
-    return max(levels, key=_ORDER.index, default=RowBasis.MEASURED)
+def row_basis(params: CalibratedParameters, exprs: Iterable[sympy.Expr]) -> RowBasis:
+    """The weakest level among the per-GPU parameters ``exprs`` use."""
+    used = set().union(*(e.free_symbols for e in exprs))
+    levels = [params.values[_PER_GPU[s]].level for s in used if s in _PER_GPU]
+    return _BASIS_OF_LEVEL[worst_level(levels)]
+
+
+def model_band(gpu: GpuSpec, params: CalibratedParameters, model: RooflineModel) -> ErrorBand:
+    """The error band of every number a calibrated ``model`` gives for ``gpu``."""
+    return band_for(gpu, row_basis(params, [t.expr for t in model.terms]))
 
 
 def band_for(gpu: GpuSpec, basis: RowBasis, bands: ErrorBands | None = None) -> ErrorBand:

@@ -19,8 +19,8 @@ from roofline.calibration.data import load_calibration
 from roofline.calibration.fit import fit
 from roofline.crossval import bands_from, cross_validate
 from roofline.measurements import load_measurements
-from roofline.specs import SpecDatabase, load_specs
-from roofline.validation import ModelKind, validate
+from roofline.specs import load_specs
+from roofline.validation import ModelKind, ValidationReport, validate
 
 DATA = Path(__file__).resolve().parent.parent / "roofline" / "data"
 PATH = DATA / "calibration.toml"
@@ -44,18 +44,24 @@ def _rewrite(text: str, gpu: str | None, key: str, value: float) -> str:
 
 
 def main() -> int:
-    """Fit on the bundled files and store the result."""
+    """Fit on the bundled files, store the result, then write the bands and guards the
+    stored (rounded) values give."""
     specs = load_specs()
-    data = load_calibration()
-    result = fit(data, load_measurements(specs=specs), specs)
+    measurements = load_measurements(specs=specs)
+    result = fit(load_calibration(), measurements, specs)
     text = PATH.read_text("utf-8")
     for (gpu, key), value in zip(result.parameters, result.fitted, strict=True):
         text = _rewrite(text, gpu, key, value)
     PATH.write_text(text, "utf-8")
     print(f"wrote {len(result.parameters)} values to {PATH}; mean |log error| "
           f"{result.mean_log_error:.4f}")
-    write_bands(specs)
-    write_guards(specs)
+    # Read back what was written: load_calibration() caches the bundled file as it was.
+    data = load_calibration(PATH)
+    report = validate(measurements, specs, data)
+    cv = cross_validate(measurements, specs, data, report)
+    BANDS.write_text(bands_from(cv, specs), "utf-8")
+    print(f"wrote {BANDS}")
+    write_guards(report)
     return 0
 
 
@@ -67,10 +73,8 @@ def guard_for(set_id: str, error: float) -> float:
     return max(guard, 0.15) if set_id.startswith(("m1-", "m4-")) else guard
 
 
-def write_guards(specs: SpecDatabase) -> None:
+def write_guards(report: ValidationReport) -> None:
     """Set every scored set's ``max_mean_error`` by :func:`guard_for`."""
-    measurements = load_measurements(specs=specs)
-    report = validate(measurements, specs, load_calibration())
     text = MEASUREMENTS.read_text("utf-8")
     for result in report.sets:
         if not result.scored:
@@ -83,20 +87,6 @@ def write_guards(specs: SpecDatabase) -> None:
         text = text[: line.start()] + f"max_mean_error = {guard:.2f}" + text[line.end() :]
     MEASUREMENTS.write_text(text, "utf-8")
     print(f"wrote the regression guards of {MEASUREMENTS}")
-
-
-def write_bands(specs: SpecDatabase) -> None:
-    """Cross-validate with the stored calibration and write the error-band file."""
-    BANDS.write_text(bands_text(specs), "utf-8")
-    print(f"wrote {BANDS}")
-
-
-def bands_text(specs: SpecDatabase) -> str:
-    """The error-band file a cross-validation of the bundled files gives."""
-    measurements = load_measurements(specs=specs)
-    data = load_calibration()
-    cv = cross_validate(measurements, specs, data, validate(measurements, specs, data))
-    return bands_from(cv, specs)
 
 
 if __name__ == "__main__":

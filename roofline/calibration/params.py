@@ -25,7 +25,7 @@ from __future__ import annotations
 import enum
 import functools
 import statistics
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, Entry, load_calibration
@@ -219,7 +219,7 @@ class _Resolver:
             source,
             low=min(_low(parent) * min(values), 1.0),
             high=min(_high(parent) * max(values), 1.0),
-            level=_worse(level, parent.level),
+            level=worst_level((level, parent.level)),
         )
 
     def _bf16_fallback(self, gpu: GpuSpec) -> ParameterValue:
@@ -311,9 +311,9 @@ class _Resolver:
 _LEVEL_ORDER = (Level.GPU, Level.FAMILY, Level.GLOBAL)
 
 
-def _worse(a: Level, b: Level) -> Level:
-    """The level resting on less of this GPU's own data."""
-    return max(a, b, key=_LEVEL_ORDER.index)
+def worst_level(levels: Iterable[Level]) -> Level:
+    """The level resting on least of the GPU's own data (``gpu`` for none)."""
+    return max(levels, key=_LEVEL_ORDER.index, default=Level.GPU)
 
 
 def _low(value: ParameterValue) -> float:

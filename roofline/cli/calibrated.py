@@ -32,6 +32,15 @@ PROGRESS_DELAY_S = 1.0
 FIT_EXTRA_HINT = "pip install roofline-atlas[fit]"
 
 
+def require_scipy(what: str) -> None:
+    """A fit needs scipy, an optional extra: without it, one line naming ``what`` and
+    how to install it."""
+    try:
+        import scipy.optimize  # noqa: F401
+    except ImportError:
+        raise RooflineError(f"{what} needs scipy: {FIT_EXTRA_HINT}") from None
+
+
 def add_calibration_file_arg(parser: argparse.ArgumentParser) -> None:
     """``--calibration FILE``: a calibration file instead of the bundled one."""
     parser.add_argument(
@@ -176,10 +185,7 @@ def load_inputs(
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """``roofline calibrate``: the refit beside the stored values; ``--check`` gates on it."""
-    try:
-        import scipy.optimize  # noqa: F401  (the fit needs it; an optional extra)
-    except ImportError:
-        raise RooflineError(f"calibrate needs scipy: {FIT_EXTRA_HINT}") from None
+    require_scipy("calibrate")
     from roofline.calibration.fit import fit, free_parameters, relative_change
 
     specs, measurements, data = load_inputs(args)

@@ -27,7 +27,7 @@ import numpy as np
 from roofline import capability as cap
 from roofline.cli.calibrated import check_calibrated_args, gpu_calibration, note_assumed
 from roofline.cli.output import output, output_path
-from roofline.error_bands import band_for, row_basis
+from roofline.error_bands import model_band
 from roofline.errors import ShapeError, spreadsheet_safe
 from roofline.evaluate import (
     as_shape_array,
@@ -118,7 +118,7 @@ def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
     if calibration is not None:
         model = compile_model(mode, recipe, args.fusion, calibrated=True, grouped=grouped).model
         note_assumed(calibration, model)
-        band = band_for(gpu, row_basis(calibration, [t.expr for t in model.terms]))
+        band = model_band(gpu, calibration, model)
         extra = {"basis": band.basis.value, "error_band": round(band.fraction, 4)}
     for rows in _row_slices(len(table)):
         columns = evaluate_columns(

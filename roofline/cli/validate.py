@@ -43,13 +43,12 @@ from typing import Any
 
 from roofline.calibration.data import CalibrationData
 from roofline.cli.calibrated import (
-    FIT_EXTRA_HINT,
     add_calibration_file_arg,
     load_inputs,
     progress,
+    require_scipy,
 )
 from roofline.crossval import CrossValidation, cross_validate, source_key, sources
-from roofline.errors import RooflineError
 from roofline.measurements import MeasurementDatabase, MeasurementSet, Point, SetRole
 from roofline.specs import SpecDatabase
 from roofline.validation import (
@@ -149,10 +148,7 @@ def _cross_validation(
 ) -> CrossValidation | None:
     if args.cv is None:
         return None
-    try:
-        import scipy.optimize  # noqa: F401  (each fold refits; an optional extra)
-    except ImportError:
-        raise RooflineError(f"--cv needs scipy: {FIT_EXTRA_HINT}") from None
+    require_scipy("--cv")  # each fold refits
     count = len(sources(measurements.sets))
     with progress(f"cross-validating: refitting without each of {count} sources ..."):
         return cross_validate(measurements, specs, data, report)

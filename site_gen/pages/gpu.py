@@ -15,7 +15,7 @@ from typing import Any
 from roofline import guidance, units
 from roofline.calibration.params import Basis, CalibratedParameters
 from roofline.capability import classify
-from roofline.error_bands import ErrorBand, band_for, row_basis
+from roofline.error_bands import RowBasis, model_band
 from roofline.evaluate import compile_model
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import GpuSpec
@@ -93,8 +93,7 @@ def _mode(
             "speedup": units.speedup(best.canonical_speedup),
             "range": rows.speedup_range(best),
             "link": rows.result_link(best, page_path),
-            "band": error_band(site, gpu, mode, best.recipe.name).text(),
-            "fallback": error_band(site, gpu, mode, best.recipe.name).basis.value != "measured",
+            **_band(site, gpu, mode, best.recipe.name),
         },
         torchao_best=_torchao_best(site.atlas, gpu, mode, best),
         break_even=rows.break_even_table(results, page_path, f"{mode.value}-break-even"),
@@ -104,13 +103,12 @@ def _mode(
     return guidance_, charts.decision_chart(gpu, dmap)
 
 
-def error_band(site: SiteInput, gpu: GpuSpec, mode: Mode, recipe: str) -> ErrorBand:
-    """The cross-validated error band of the calibrated numbers of ``recipe`` on ``gpu``
-    (:mod:`roofline.error_bands`): the weakest basis among the per-GPU parameters the
-    recipe's model uses, and that basis's CV error."""
+def _band(site: SiteInput, gpu: GpuSpec, mode: Mode, recipe: str) -> dict[str, Any]:
+    """The cross-validated error band of ``recipe``'s calibrated numbers on ``gpu``
+    (:func:`roofline.error_bands.model_band`) and whether it rests on a fallback."""
     model = compile_model(mode, recipe, calibrated=True).model
-    calibration = site.atlas.calibration(gpu.name)
-    return band_for(gpu, row_basis(calibration, [t.expr for t in model.terms]))
+    band = model_band(gpu, site.atlas.calibration(gpu.name), model)
+    return {"band": band.text(), "fallback": band.basis is not RowBasis.MEASURED}
 
 
 def _value(key: str, value: float | None) -> str:

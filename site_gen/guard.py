@@ -72,7 +72,7 @@ def _packages_and_git(root: Path) -> list[tuple[str, Path]]:
         ("the site_gen package", Path(__file__).parent),
     ]
     work_tree = _git_work_tree(root)
-    if work_tree is not None and (work_tree / ".git").is_dir():
+    if work_tree is not None:  # a worktree's .git is a file: nothing may go under it either
         places.append(("the git folder", work_tree / ".git"))
     return places
 

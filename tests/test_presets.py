@@ -708,7 +708,9 @@ def test_a_flood_of_problems_is_cut_short(write) -> None:
     error = refusal(write(document(*models)))
     assert len(error.problems) == R.MAX_PROBLEMS
     assert error.unlisted == 4 * 128 - R.MAX_PROBLEMS
-    assert error.report_lines()[-1].endswith(f"{4 * 128 - R.MAX_PROBLEMS} more problem(s), not shown")
+    assert error.report_lines()[-1].endswith(
+        f"{4 * 128 - R.MAX_PROBLEMS} more problem(s), not shown"
+    )
 
 
 def test_a_hostile_name_is_quoted_escaped_not_used_as_the_entry(write) -> None:

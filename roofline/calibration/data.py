@@ -170,8 +170,8 @@ def parse_calibration(
     data = CalibrationData(globals_, gpus, origin)
     if set_ids is not None:
         for gpu, entry in data.entries():
-            for set_id in entry.sets:
-                if set_id not in set_ids:
+            for set_id in entry.sets:  # a malformed id is reported once, above
+                if SET_ID.fullmatch(set_id) and set_id not in set_ids:
                     where = f"gpu {gpu!r}" if gpu else "parameters"
                     lint.error(where, f"{entry.key}.sets", "ids of measurement sets", set_id)
     if lint.problems:

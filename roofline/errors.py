@@ -11,6 +11,7 @@ import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 
 class RooflineError(Exception):
@@ -32,6 +33,49 @@ class UnsupportedError(RooflineError):
     """A recipe the GPU cannot evaluate: a peak it needs is missing (e.g. fp4 on H100)."""
 
 
+#: Problems a report lists; the rest are counted (the same as roofline.datafile's).
+MAX_LISTED_PROBLEMS = 50
+
+
+class ProblemsError(RooflineError):
+    """A data file with problems (spec, measurement, calibration or preset file).
+
+    ``str()`` is a heading and every listed problem indented; :meth:`report_lines` is
+    what the CLI prints: one line per problem, each starting ``error:`` (or
+    ``warning:``) once, the first :data:`MAX_LISTED_PROBLEMS` and then a count.
+    """
+
+    problems: tuple[SpecProblem | DataProblem, ...]
+    unlisted: int
+    heading: str
+
+    def _init(self, heading: str, problems: Iterable[Any], unlisted: int) -> None:
+        self.problems = tuple(problems)
+        self.unlisted = unlisted
+        self.heading = heading
+        shown = self.problems[:MAX_LISTED_PROBLEMS]
+        lines = [heading, *(f"  {p}" for p in shown)]
+        more = self.hidden()
+        if more:
+            lines.append(f"  ... and {more} more problem(s), not shown")
+        super().__init__("\n".join(lines))
+
+    def hidden(self) -> int:
+        """Problems found but not listed."""
+        return max(0, len(self.problems) - MAX_LISTED_PROBLEMS) + self.unlisted
+
+    def report_lines(self) -> list[str]:
+        """``error: <problem>`` per listed problem (``warning:`` for a warning)."""
+        lines = [
+            f"{getattr(p, 'severity', 'error')}: {p}" for p in self.problems[:MAX_LISTED_PROBLEMS]
+        ]
+        more = self.hidden()
+        if more:
+            file = self.problems[0].file if self.problems else "the file"
+            lines.append(f"error: {file}: {more} more problem(s), not shown")
+        return lines
+
+
 @dataclass(frozen=True)
 class SpecProblem:
     """One problem found in a spec file; ``severity`` is "error" or "warning"."""
@@ -50,18 +94,18 @@ class SpecProblem:
             where += f": gpu {self.gpu!r}"
         if self.key:
             where += f": key {self.key!r}"
-        text = f"{where}: {self.severity}: expected {self.expected}, received {self.received}"
-        return f"{text} ({self.hint})" if self.hint else text
+        # The severity is the reader's prefix (``error:``/``warning:``), not repeated here.
+        text = f"{where}: expected {self.expected}, received {self.received}"
+        return printable(f"{text} ({self.hint})" if self.hint else text)
 
 
-class SpecError(RooflineError):
+class SpecError(ProblemsError):
     """A spec file with errors; carries every problem found, reported together."""
 
     def __init__(self, problems: Iterable[SpecProblem]) -> None:
-        self.problems = tuple(problems)
-        errors = [p for p in self.problems if p.severity == "error"]
-        lines = [f"{len(errors)} problem(s) in spec file:"] + [f"  {p}" for p in self.problems]
-        super().__init__("\n".join(lines))
+        problems = tuple(problems)
+        errors = sum(p.severity == "error" for p in problems)
+        self._init(f"{errors} problem(s) in spec file:", problems, 0)
 
 
 def nearest(name: str, choices: Iterable[str]) -> str | None:
@@ -138,11 +182,10 @@ class DataProblem:
         return printable(f"{where}: expected {self.expected}, received {self.received}")
 
 
-class DataFileError(RooflineError):
-    """A data file with errors; carries every problem found, reported together."""
+class DataFileError(ProblemsError):
+    """A data file with errors; carries every problem found, reported together.
+    ``unlisted``: problems a linter counted but did not keep."""
 
-    def __init__(self, kind: str, problems: Iterable[DataProblem]) -> None:
-        self.problems = tuple(problems)
-        lines = [f"{len(self.problems)} problem(s) in {kind}:"]
-        lines += [f"  {p}" for p in self.problems]
-        super().__init__("\n".join(lines))
+    def __init__(self, kind: str, problems: Iterable[DataProblem], unlisted: int = 0) -> None:
+        problems = tuple(problems)
+        self._init(f"{len(problems) + unlisted} problem(s) in {kind}:", problems, unlisted)

@@ -217,6 +217,20 @@ def check_divisibility(recipe: Recipe, dims: dict[str, np.ndarray]) -> None:
             )
 
 
+def check_groups(M: Any, groups: Any) -> None:
+    """ShapeError when a grouped layer has more experts than tokens (G > M): each expert
+    would get less than one row. ``roofline eval --groups`` and the calculator refuse it;
+    the evaluator itself accepts it (a model's per-device plans may route few tokens)."""
+    m, g = np.broadcast_arrays(np.asarray(M, dtype=float), np.asarray(groups, dtype=float))
+    bad = g > m
+    if np.any(bad):
+        first_g, first_m = int(g[bad].flat[0]), int(m[bad].flat[0])
+        raise ShapeError(
+            f"shape dimension G (groups) must be at most M (the tokens split over the "
+            f"experts), got G={first_g} for M={first_m}"
+        )
+
+
 def _checked_shapes(recipe: Recipe, M: Any, K: Any, N: Any, groups: Any = None) -> list[np.ndarray]:
     """M, K, N (and G when ``groups`` is given) as broadcast float arrays, validated
     (dimension rule, divisibility)."""

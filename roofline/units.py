@@ -27,6 +27,15 @@ def speedup(value: float | None) -> str:
     return MISSING if value is None else f"{value:.2f}×"
 
 
+def versus_bf16(value: float) -> str:
+    """A speedup in words: ``1.23× faster than bf16``, or below 1.00× (as shown)
+    ``0.90× the speed of bf16: slower``, never "0.90× faster"."""
+    shown = speedup(value)
+    if round(value, 2) >= 1:
+        return f"{shown} faster than bf16"
+    return f"{shown} the speed of bf16: slower"
+
+
 def speedup_delta(value: float | None) -> str:
     """A change of speedup, signed, to the speedup's precision plus one digit: ``+0.123``."""
     return "" if value is None else f"{value:+.3f}"

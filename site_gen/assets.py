@@ -61,15 +61,22 @@ def staging_folder(parent: Path, stem: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f".{stem}.tmp-{os.getpid()}-", dir=parent))
 
 
+#: Linux's largest pid (PID_MAX_LIMIT, 2**22); a larger number in a staging folder's name
+#: was never a process, so the folder is not one this build made.
+MAX_PID = 2**22
+
+
 def pid_alive(pid: int) -> bool:
-    """Whether a process ``pid`` exists (one of another user counts as alive)."""
-    if pid <= 0:  # os.kill(0, ...) would signal our own process group
+    """Whether a process ``pid`` exists (one of another user counts as alive). A pid
+    outside 1..MAX_PID counts as alive: it names nothing ``os.kill`` could check (a
+    20-digit one overflows), so the folder is left alone rather than removed."""
+    if not 0 < pid <= MAX_PID:  # os.kill(0, ...) would signal our own process group
         return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except (PermissionError, OverflowError):
         return True
     return True
 
@@ -80,7 +87,7 @@ def stale_staging(parent: Path, stem: str) -> list[Path]:
     Only real folders (not links) whose whole name matches the pattern are returned, so
     nothing the build did not name is ever picked up.
     """
-    pattern = re.compile(rf"\.{re.escape(stem)}\.tmp-(\d+)-[a-z0-9_]+")
+    pattern = re.compile(rf"\.{re.escape(stem)}\.tmp-([0-9]{{1,10}})-[a-z0-9_]+")
     try:
         entries = list(parent.iterdir())
     except OSError:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roofline.cite import SITE_URL_ENV, site_url
+from roofline.datafile import MAX_GPUS
 from roofline.errors import RooflineError
 from site_gen import config, keys
 from site_gen.cache import BuildCache, digest, model_digest
@@ -148,10 +149,11 @@ def serve_site(site_dir: Path, port: int = 8000) -> None:
             server.serve_forever()
 
 
-def build_site(specs_path: str | None, site_dir: Path, serve: bool, use_cache: bool = True
-               ) -> None:  # fmt: skip
-    """``roofline build``: the site from ``specs_path`` (None: bundled) into ``site_dir``."""
-    build(specs_path, Path(site_dir), cache=BuildCache(enabled=use_cache))
+def build_site(specs_path: str | None, site_dir: Path, serve: bool, use_cache: bool = True,
+               max_gpus: int = MAX_GPUS) -> None:  # fmt: skip
+    """``roofline build``: the site from ``specs_path`` (None: bundled) into ``site_dir``;
+    ``max_gpus``: the spec file's GPU limit (``--max-gpus``)."""
+    build(specs_path, Path(site_dir), cache=BuildCache(enabled=use_cache), max_gpus=max_gpus)
     if serve:
         serve_site(Path(site_dir))
 
@@ -232,10 +234,12 @@ def build(
     site_dir: Path,
     root: Path = config.REPO_ROOT,
     cache: BuildCache | None = None,
+    max_gpus: int = MAX_GPUS,
 ) -> dict[str, float]:
     """Build the reference site from ``specs_path`` (None: bundled database) into ``site_dir``.
 
-    ``root`` holds ``mkdocs.yml`` and ``docs/`` (the repository, or a copy in tests).
+    ``root`` holds ``mkdocs.yml`` and ``docs/`` (the repository, or a copy in tests);
+    ``max_gpus`` caps the spec file's GPUs (:data:`roofline.datafile.MAX_GPUS`).
 
     First the guard (:func:`check_site_dir`) and the root's lock (:func:`build_lock`).
     When every input is unchanged since the last build and the site folder and
@@ -265,7 +269,8 @@ def build(
         else:
             staging = make_staging(root, site_dir)
             try:
-                _build_staged(specs_path, site_dir, root, cache, staging, timer, lock_fd, key)
+                _build_staged(specs_path, site_dir, root, cache, staging, timer, lock_fd, key,
+                              max_gpus)  # fmt: skip
             finally:
                 staging.remove()
     timer.timings["total"] = timer.total()
@@ -275,13 +280,17 @@ def build(
 
 
 def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: BuildCache,
-                  staging: Staging, timer: StageTimer, lock_fd: int, key: str) -> None:  # fmt: skip
+                  staging: Staging, timer: StageTimer, lock_fd: int, key: str,
+                  max_gpus: int = MAX_GPUS) -> None:  # fmt: skip
     """The stages of :func:`build`, writing only into ``staging`` until the final swap."""
+    from roofline.presets import load_models
     from roofline.specs import load_specs
     from site_gen import pool  # matplotlib: imported only when something is to be drawn
+    from site_gen.model_gather import check_model_gpus
 
     with timer.stage("specs", specs_path or "bundled database"):
-        specs = load_specs(specs_path)
+        specs = load_specs(specs_path, max_gpus)
+        check_model_gpus(load_models(), specs)  # before minutes of gather, not after
     context = multiprocessing.get_context("fork")
     # Workers close their inherited copy of the lock, so a worker outliving a killed
     # build cannot keep the root locked.

@@ -18,7 +18,7 @@ import dataclasses
 from typing import Any
 
 from roofline.errors import ShapeError
-from roofline.evaluate import evaluate_terms
+from roofline.evaluate import check_groups, evaluate_terms
 from roofline.presets import LinearKind, ModelDatabase, ModelPreset, ParameterError
 from roofline.recipes import Mode
 from roofline.shapes import MAX_DIM
@@ -38,6 +38,9 @@ def template(text: str, **placeholders: str) -> str:
     return text
 
 
+_M_PROBE, _G_PROBE = 7654321, 9876543
+
+
 def _groups_error(groups: int) -> str:
     """The message :func:`roofline.evaluate.evaluate` gives for ``groups`` (G)."""
     probe = GpuSpec("probe", 1.0, 1.0, 1.0, 1.0, fp8_peak_tops=1.0, fp4_peak_tops=1.0)
@@ -54,7 +57,18 @@ def groups_messages() -> dict[str, str]:
     return {
         "positive": template(_groups_error(_VALUE), **{repr(_VALUE): "value"}),
         "too_large": template(_groups_error(MAX_DIM + 1), **{repr(MAX_DIM + 1): "value"}),
+        "above_m": _above_m_message(),
     }
+
+
+def _above_m_message() -> str:
+    """``roofline eval --groups``'s message for more experts than tokens (G > M), with
+    ``{value}`` for G and ``{m}`` for M."""
+    try:
+        check_groups(_M_PROBE, _G_PROBE)
+    except ShapeError as exc:
+        return template(str(exc), **{str(_G_PROBE): "value", str(_M_PROBE): "m"})
+    raise AssertionError("check_groups accepts G > M")
 
 
 def _refusal(preset: ModelPreset, tokens: int, ep: int = 1) -> str | None:

@@ -3,8 +3,9 @@
 * **Site-folder guard** (:func:`check_site_dir`): the site folder is replaced whole, so it
   must be new, empty or a previous site (it holds the :data:`MARKER` file every build
   writes), and never the build root, its ``docs/``, the git work tree, a cache folder,
-  the home folder or ``/`` (nor contain one of them, nor lie inside ``docs/`` or a
-  cache), a file, or a git work tree itself. Symlinks are resolved first.
+  the home folder or ``/`` (nor contain one of them, nor lie inside ``docs/``, a cache,
+  the ``roofline`` or ``site_gen`` package or ``.git``), a file, or a git work tree
+  itself. Symlinks are resolved first.
 * **One build per root** (:func:`build_lock`): ``fcntl.flock`` on
   ``<root>/.roofline-build.lock``; a second build fails fast, naming the first one's pid.
 """
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
+import roofline
 from roofline.errors import RooflineError
 from roofline.formulas import MODEL_VERSION
 from site_gen.assets import cache_dir
@@ -62,6 +64,19 @@ def _git_and_home(root: Path) -> list[tuple[str, Path]]:
     return places
 
 
+def _packages_and_git(root: Path) -> list[tuple[str, Path]]:
+    """The packages whose files key the build cache (a site inside one would change that
+    key on every build) and the git folder of the work tree (never a place for output)."""
+    places = [
+        ("the roofline package", Path(roofline.__file__).parent),
+        ("the site_gen package", Path(__file__).parent),
+    ]
+    work_tree = _git_work_tree(root)
+    if work_tree is not None:  # a worktree's .git is a file: nothing may go under it either
+        places.append(("the git folder", work_tree / ".git"))
+    return places
+
+
 def _resolved(places: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
     return [(what, Path(path).expanduser().resolve()) for what, path in places]
 
@@ -88,6 +103,7 @@ def check_site_dir(site_dir: Path, root: Path, cache: BuildCache) -> Path:
             ("the docs folder of the build root", root / "docs"),
             ("the build cache", cache.root),
             ("the KaTeX cache", cache_dir()),
+            *_packages_and_git(root),
         ]
     )
     # Folders holding the user's work: the site may sit inside them, not be or hold them.

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 from roofline.cite import SITE_URL_ENV, site_url
+from roofline.datafile import FileRefused, read_bytes
 from roofline.specs import GpuSpec
 from site_gen import config
 from site_gen.assets import KATEX_INTEGRITY, KATEX_VERSION
@@ -170,9 +171,9 @@ def input_key(specs_path: str | None, root: Path, marker: str) -> str:
     missing spec file is the spec loader's error to report, not this key's).
     """
     specs_file = Path(specs_path) if specs_path else BUNDLED_SPECS
-    try:
-        specs_bytes, root_part = specs_file.read_bytes(), root_digest(root)
-    except OSError:
+    try:  # read_bytes refuses a device or FIFO (--specs /dev/zero) instead of reading it
+        specs_bytes, root_part = read_bytes(specs_file), root_digest(root)
+    except (OSError, FileRefused):
         return ""
     return digest(
         "site-inputs",

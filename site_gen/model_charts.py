@@ -8,6 +8,7 @@ beside each bar. :func:`time_chart` asks for it (a :class:`~site_gen.charts.Plot
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
@@ -15,7 +16,7 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from roofline import units
 from roofline.policy import BF16_NAME, ModelPlan
@@ -25,6 +26,7 @@ from site_gen.plot_style import TOL_MUTED, WIDTH_IN, bar_polygons, to_svg
 
 #: Stacked segments at most: the largest GEMMs by name, then the rest as one.
 MAX_SEGMENTS = 8
+UNIT_WORDS = {"µs": "microseconds", "ms": "milliseconds", "s": "seconds"}
 MIX_LABEL = "best per-GEMM mix"
 
 
@@ -80,8 +82,44 @@ def time_chart(run: ModelRun, path: str) -> PlotJob:
     ))  # fmt: skip
 
 
-def _ms_axis(value: float, _pos: object) -> str:
-    return f"{value:,.0f}"
+#: Longest bar or legend label drawn; longer ones end in "…" (the page's tables have them whole).
+MAX_LABEL_CHARS = 28
+
+
+def time_unit(largest_s: float) -> tuple[str, float]:
+    """(unit, factor from seconds) that shows ``largest_s`` as a number from 1 to 1000
+    or so: µs below a millisecond, ms below a second, s beyond (no "0 ms" axes)."""
+    if largest_s >= 1:
+        return "s", 1.0
+    if largest_s >= 1e-3:
+        return "ms", 1e3
+    return "µs", 1e6
+
+
+def axis_ticks(right: float) -> tuple[np.ndarray, int]:
+    """Tick positions over [0, right] (at most 6 nice steps) and the decimals their labels
+    need to differ: never "0 0 0 0 0 0 1"."""
+    ticks = MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]).tick_values(0, right)
+    ticks = ticks[(ticks >= 0) & (ticks <= right * 1.0001)]
+    step = float(ticks[1] - ticks[0]) if len(ticks) > 1 else max(right, 1.0)
+    decimals = max(0, -math.floor(math.log10(step))) if step > 0 else 0
+    if step * 10**decimals % 1:  # a step of 2.5 needs one more
+        decimals += 1
+    return ticks, decimals
+
+
+def amount(value: float) -> str:
+    """A bar's total in the chart's unit, to three significant digits or whole: ``1,234``,
+    ``12.3``, ``0.123``."""
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def short_label(text: str, limit: int = MAX_LABEL_CHARS) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis (labels are never clipped
+    by the figure's edge)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def model_time_svg(
@@ -91,42 +129,47 @@ def model_time_svg(
     seconds: np.ndarray,
     reference_s: Sequence[float],
 ) -> str:
-    """Horizontal bars stacked by segment (milliseconds), the first bar (bf16) on top;
-    each bar labelled with its total and speedup over the first, and a diamond at
-    ``reference_s`` (torchao's model's total of the same bar)."""
+    """Horizontal bars stacked by segment (in µs, ms or s: :func:`time_unit`), the first
+    bar (bf16) on top; each bar labelled with its total and speedup over the first, and
+    a diamond at ``reference_s`` (torchao's model's total of the same bar)."""
     n_bars, n_seg = seconds.shape
     legend_rows = (n_seg + 2) // 3
     height = 0.36 * n_bars + 1.3 + 0.24 * legend_rows
     fig, ax = plt.subplots(figsize=(WIDTH_IN, height))
     bottom_in = 0.55 + 0.24 * legend_rows
     fig.subplots_adjust(left=0.25, right=0.84, top=1 - 0.62 / height, bottom=bottom_in / height)
-    values_ms = np.asarray(seconds, dtype=float) * 1e3
+    seconds = np.asarray(seconds, dtype=float)
+    largest_s = max(float(seconds.sum(axis=1).max()), float(np.max(reference_s)))
+    unit, factor = time_unit(largest_s)
+    values = seconds * factor  # in the chosen unit
     y = np.arange(n_bars, dtype=float)
     left = np.zeros(n_bars)
     handles = []
     for col, label in enumerate(segments):
         colour = TOL_MUTED[col % len(TOL_MUTED)]
-        width = values_ms[:, col]
+        width = values[:, col]
         ax.add_collection(PolyCollection(bar_polygons(left, width, y, 0.7), facecolors=colour,
                                          edgecolors="white", linewidths=0.5))  # fmt: skip
-        handles.append(Patch(facecolor=colour, edgecolor="white", label=label))
+        handles.append(Patch(facecolor=colour, edgecolor="white", label=short_label(label)))
         left = left + width
-    reference_ms = np.asarray(reference_s, dtype=float) * 1e3
-    ax.scatter(reference_ms, y, marker="D", s=26, color="black", edgecolors="white",
+    reference_in_unit = np.asarray(reference_s, dtype=float) * factor
+    ax.scatter(reference_in_unit, y, marker="D", s=26, color="black", edgecolors="white",
                linewidths=0.8, zorder=3)  # fmt: skip
     handles.append(Line2D([], [], marker="D", color="black", markeredgecolor="white",
                           linestyle="none", label="torchao model: total"))  # fmt: skip
-    right = max(float(left.max()), float(reference_ms.max()))
+    right = max(float(left.max()), float(reference_in_unit.max())) or 1.0
     ax.set_xlim(0, right * 1.02)
+    ticks, decimals = axis_ticks(right)
+    ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.{decimals}f}"))
     for row in range(n_bars):
-        text = f" {left[row]:,.0f} ms, {units.speedup(left[0] / left[row])}"
+        text = f" {amount(left[row])} {unit}, {units.speedup(left[0] / left[row])}"
         ax.annotate(text, (1.0, y[row]), xycoords=("axes fraction", "data"), va="center",
                     fontsize=8, annotation_clip=False)  # fmt: skip
-    ax.set_yticks(y, list(bars), fontsize=8.5)
+    ax.set_yticks(y, [short_label(b) for b in bars], fontsize=8.5)
     ax.set_ylim(n_bars - 0.4, -0.6)
     ax.grid(axis="y", visible=False)
-    ax.xaxis.set_major_formatter(FuncFormatter(_ms_axis))
-    ax.set_xlabel("milliseconds per step (forward + backward)")
+    ax.set_xlabel(f"{UNIT_WORDS[unit]} per step (forward + backward)")
     ax.set_title(title, loc="left", fontsize=10)
     fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.01, 0.0), ncols=3,
                fontsize=8, frameon=False)  # fmt: skip

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roofline import cite, site_paths
+from roofline.datafile import model_gpus_problem
+from roofline.errors import RooflineError
 from roofline.formulas import Quantity, build_model
 from roofline.latex import instantiated
 from roofline.policy import BF16_NAME, GemmResult, ModelPlan, plan_model
@@ -160,6 +162,14 @@ def _run(preset: ModelPreset, gpu: GpuSpec, specs: SpecDatabase, ep: int) -> Mod
     return ModelRun(preset, gpu, SITE_TOKENS, ep, plans[0], plans[1], featured)
 
 
+def check_model_gpus(models: ModelDatabase, specs: SpecDatabase) -> None:
+    """RooflineError when presets x GPUs exceed :data:`roofline.datafile.MAX_MODEL_GPUS`:
+    neither file is too big alone, their product is (each pair is a page and two plans)."""
+    too_many = model_gpus_problem(len(models), len(specs))
+    if too_many:
+        raise RooflineError(f"{models.origin} with {specs.origin}: {too_many}")
+
+
 def gather_models(
     specs: SpecDatabase,
     calibration_keys: Mapping[str, str],
@@ -172,6 +182,7 @@ def gather_models(
     database too."""
     cache = cache or BuildCache(enabled=False)
     database = models if models is not None else load_models()
+    check_model_gpus(database, specs)
     runs: dict[tuple[str, str], ModelRun] = {}
     for preset in database:
         ep = site_ep(preset)

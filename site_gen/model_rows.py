@@ -233,6 +233,7 @@ def headline(plan: ModelPlan) -> dict[str, Any]:
         "best": None if best is None else {
             "recipe": best.recipe, "time": ms(best.time.total_s),
             "speedup": units.speedup(best.speedup), "fallbacks": len(best.fallbacks),
+            "versus": units.versus_bf16(best.speedup),
         },
         "mix": {"time": ms(mix.time.total_s), "speedup": units.speedup(mix.speedup)},
     }  # fmt: skip

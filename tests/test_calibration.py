@@ -141,7 +141,7 @@ def test_lint_refuses_unknown_sets_missing_globals_and_bad_toml(tmp_path):
     path = _write(tmp_path, "x = " + "9" * 5000 + "\n")
     with pytest.raises(DataFileError, match="unreadable number"):
         load_calibration(path)
-    with pytest.raises(DataFileError, match="readable UTF-8"):
+    with pytest.raises(DataFileError, match="a readable calibration file"):
         load_calibration(tmp_path / "missing.toml")
 
 

@@ -367,7 +367,7 @@ def test_specs_show_prints_hostile_notes_harmlessly(capsys, monkeypatch):
 
 
 def test_specs_list_prints_hostile_names_harmlessly(capsys, monkeypatch):
-    monkeypatch.setattr(cli_commands, "load_specs", lambda path: hostile_specs())
+    monkeypatch.setattr(cli_commands, "load_specs", lambda path, max_gpus=None: hostile_specs())
     code, out, _ = run(capsys, "specs", "list")
     assert code == 0 and out.count("H100\\x1b]0;pwned\\x07") == 2  # the table, the matrix
 

@@ -406,5 +406,5 @@ def test_control_characters_in_a_models_file_are_refused_and_escaped(
                  ("model", "tiny-moe", "--models", path, "--gpu", "NVIDIA B200", "--tokens",
                   "64")):  # fmt: skip
         err = refused(capsys, *argv)  # run() checks no control character got out
-        assert path in err and "problem(s) in model presets" in err
+        assert path in err and err.startswith(f"error: {path}: ")
         assert "\\x1b" in err or "\\u202e" in err or "\\x9b" in err

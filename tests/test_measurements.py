@@ -419,7 +419,7 @@ def test_file_errors(write, tmp_path: Path) -> None:
     binary = tmp_path / "binary.toml"
     binary.write_bytes(b"\xff\xfe\x00")
     assert "UTF-8" in str(problems_of(binary))
-    with pytest.raises(RooflineError, match="cannot read measurement file"):
+    with pytest.raises(RooflineError, match="a readable measurement file"):
         load_measurements(tmp_path / "missing.toml", specs=SPECS)
 
 

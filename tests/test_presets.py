@@ -497,7 +497,8 @@ def refusal(path: Path) -> DataFileError:
         load_models(path)
     message = str(info.value)
     assert not RAW_CONTROL.search(message), message
-    assert message.startswith(f"{len(info.value.problems)} problem(s) in model presets:")
+    count = len(info.value.problems) + info.value.unlisted
+    assert message.startswith(f"{count} problem(s) in model presets:")
     assert "Traceback" not in message
     return info.value
 
@@ -705,8 +706,11 @@ def test_a_flood_of_problems_is_cut_short(write) -> None:
         for i in range(4)
     ]
     error = refusal(write(document(*models)))
-    assert len(error.problems) == R.MAX_PROBLEMS + 1
-    assert error.problems[-1].received == f"{4 * 128 - R.MAX_PROBLEMS} more, not shown"
+    assert len(error.problems) == R.MAX_PROBLEMS
+    assert error.unlisted == 4 * 128 - R.MAX_PROBLEMS
+    assert error.report_lines()[-1].endswith(
+        f"{4 * 128 - R.MAX_PROBLEMS} more problem(s), not shown"
+    )
 
 
 def test_a_hostile_name_is_quoted_escaped_not_used_as_the_entry(write) -> None:
@@ -741,9 +745,9 @@ def test_missing_directory_and_huge_files_are_refused(write, tmp_path: Path) -> 
     os.mkfifo(fifo)  # opening it to read would block until a writer came
     for path, expected in (
         (tmp_path / "absent.toml", "a readable model-preset file"),
-        (tmp_path, "a readable model-preset file"),
-        (fifo, "a readable model-preset file"),
-        (Path("/dev/zero"), "a readable model-preset file"),
+        (tmp_path, "a model-preset file that is a regular file"),
+        (fifo, "a model-preset file that is a regular file"),
+        (Path("/dev/zero"), "a model-preset file that is a regular file"),
         (write("# " + "x" * R.MAX_FILE_BYTES + "\n", "huge.toml"), "a file of at most"),
     ):
         error = refusal(path)

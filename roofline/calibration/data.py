@@ -9,6 +9,7 @@ together, each naming the file, the entry, the field and the expected form.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -16,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from roofline.calibration.bounds import bounds_of, expected_text
+from roofline.datafile import FileRefused, is_subnormal, read_text, tables_problem
 from roofline.errors import DataFileError, DataProblem
-from roofline.specs.text import TomlProblem, describe, load_toml
+from roofline.specs.text import TomlProblem, describe, load_toml, text_problems
 from roofline.symbols import CALIBRATION_SYMBOLS
 
 BUNDLED_CALIBRATION = "bundled calibration (roofline/data/calibration.toml)"
@@ -26,6 +28,11 @@ STORED_BASES = ("fitted", "measured")
 GLOBAL_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.unit == "s")
 GPU_VALUE_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.spec_key not in GLOBAL_KEYS)
 _ENTRY_FIELDS = ("value", "basis", "sets", "note")
+#: Longest ``note``: it is copied onto the site's pages and into the exported CSV.
+MAX_NOTE_LENGTH = 1000
+#: A measurement set id (the measurement lint's rule): a slug, at most 64 characters.
+SET_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MAX_SET_ID_LENGTH = 64
 
 
 @dataclass(frozen=True)
@@ -81,21 +88,47 @@ class _Linter:
         basis = raw.get("basis")
         if basis not in STORED_BASES:
             self.error(where, f"{key}.basis", " or ".join(repr(b) for b in STORED_BASES), basis)
-        sets = raw.get("sets", [])
-        if not isinstance(sets, list) or not sets or not all(isinstance(s, str) for s in sets):
-            self.error(where, f"{key}.sets", "a non-empty list of measurement set ids", sets)
-            sets = []
-        note = raw.get("note", "")
-        if not isinstance(note, str):
-            self.error(where, f"{key}.note", "a string", note)
-            note = ""
+        sets = self._sets(where, key, raw.get("sets", []))
+        note = self._note(where, key, raw.get("note", ""))
         if value is None or basis not in STORED_BASES:
             return None
         return Entry(key, value, basis, tuple(sets), note)
 
+    def _sets(self, where: str, key: str, sets: Any) -> list[str]:
+        """Measurement set ids: slugs (they become links to Validation page anchors)."""
+        if not isinstance(sets, list) or not sets or not all(isinstance(s, str) for s in sets):
+            self.error(where, f"{key}.sets", "a non-empty list of measurement set ids", sets)
+            return []
+        for index, set_id in enumerate(sets):
+            if len(set_id) > MAX_SET_ID_LENGTH or not SET_ID.fullmatch(set_id):
+                expected = (
+                    "a measurement set id: a-z, 0-9 and single inner dashes, at most "
+                    f"{MAX_SET_ID_LENGTH} characters"
+                )
+                self.error(where, f"{key}.sets[{index}]", expected, set_id)
+        return sets
+
+    def _note(self, where: str, key: str, note: Any) -> str:
+        """Plain text of at most MAX_NOTE_LENGTH characters, without control characters."""
+        if not isinstance(note, str):
+            self.error(where, f"{key}.note", "a string", note)
+            return ""
+        problems = text_problems(f"{key}.note", note, plain=False)
+        for problem in problems:
+            self.problems.append(
+                DataProblem(self.origin, where, problem.key, problem.expected, problem.received)
+            )
+        if len(note) > MAX_NOTE_LENGTH:
+            expected = f"at most {MAX_NOTE_LENGTH} characters"
+            self.error(where, f"{key}.note", expected, f"<{len(note)} characters>")
+            return ""
+        return "" if problems else note
+
     def _value(self, where: str, key: str, value: Any) -> float | None:
-        if not bounds_of(key).contains(value):
-            self.error(where, f"{key}.value", expected_text(key), value)
+        # bounds_of(...).contains is False for an int beyond the float range (a 400-digit
+        # value); a subnormal fraction would divide a time to infinity.
+        if is_subnormal(value) or not bounds_of(key).contains(value):
+            self.error(where, f"{key}.value", f"{expected_text(key)}, not subnormal", value)
             return None
         return float(value)
 
@@ -114,11 +147,14 @@ def parse_calibration(
     if doc.get("schema_version") != 1:
         lint.error(None, "schema_version", "1", doc.get("schema_version"))
     params = doc.get("parameters", {})
+    if not isinstance(params, dict):  # e.g. parameters = 5
+        lint.error(None, "parameters", "[parameters.<key>] tables", params)
+        params = {}
     globals_: dict[str, Entry] = {}
     for key in GLOBAL_KEYS:
         if key not in params:
             lint.error("parameters", key, "a [parameters.<key>] table", "<missing>")
-    for key, raw in params.items() if isinstance(params, dict) else []:
+    for key, raw in params.items():
         if key not in GLOBAL_KEYS:
             lint.error("parameters", key, f"one of {', '.join(GLOBAL_KEYS)}", key)
         elif (entry := lint.entry("parameters", key, raw)) is not None:
@@ -127,8 +163,8 @@ def parse_calibration(
     data = CalibrationData(globals_, gpus, origin)
     if set_ids is not None:
         for gpu, entry in data.entries():
-            for set_id in entry.sets:
-                if set_id not in set_ids:
+            for set_id in entry.sets:  # a malformed id is reported once, above
+                if SET_ID.fullmatch(set_id) and set_id not in set_ids:
                     where = f"gpu {gpu!r}" if gpu else "parameters"
                     lint.error(where, f"{entry.key}.sets", "ids of measurement sets", set_id)
     if lint.problems:
@@ -154,7 +190,11 @@ def _gpus(lint: _Linter, raw: Any, gpu_names: set[str] | None) -> dict[str, dict
             if key not in ("name", "values"):
                 lint.error(where, key, "name or values", key)
         values: dict[str, Entry] = {}
-        for key, entry_raw in dict(table.get("values", {})).items():
+        raw_values = table.get("values", {})
+        if not isinstance(raw_values, dict):  # e.g. values = [1, 2] or "ab"
+            lint.error(where, "values", '[gpu.values."<key>"] tables', raw_values)
+            raw_values = {}
+        for key, entry_raw in raw_values.items():
             if key not in GPU_VALUE_KEYS:
                 lint.error(where, key, f"one of {', '.join(GPU_VALUE_KEYS)}", key)
             elif (entry := lint.entry(where, key, entry_raw)) is not None:
@@ -181,18 +221,31 @@ def _load(
         text = resources.files("roofline").joinpath("data/calibration.toml").read_text("utf-8")
         origin = BUNDLED_CALIBRATION
     else:
-        origin = str(path)
-        try:
-            text = Path(path).read_text("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            problem = DataProblem(origin, None, None, "a readable UTF-8 TOML file", str(exc))
+        origin = str(Path(path))
+        try:  # a device, FIFO, a file over the size limit or not UTF-8: one problem
+            text = read_text(path, "calibration file")
+        except FileRefused as exc:
+            expected = exc.expected
+            problem = DataProblem(origin, None, None, expected, exc.received)
             raise DataFileError("calibration file", [problem]) from None
     try:
         doc = load_toml(text)
     except TomlProblem as exc:
         problem = DataProblem(origin, None, None, "valid TOML", str(exc))
         raise DataFileError("calibration file", [problem]) from None
+    too_many = tables_problem(doc)
+    if too_many:
+        raise DataFileError("calibration file", [DataProblem(origin, None, None, *too_many)])
     return parse_calibration(doc, origin, gpu_names, set_ids)
+
+
+def bundled_set_ids() -> set[str]:
+    """The set ids of the bundled measurement file, read without linting it (the
+    cross-reference check of the bundled calibration file: a broken ``sets`` id is
+    reported at load, naming calibration.toml, not minutes later as a dead link)."""
+    text = resources.files("roofline").joinpath("data/measurements.toml").read_text("utf-8")
+    sets = load_toml(text).get("set", [])
+    return {s["id"] for s in sets if isinstance(s, dict) and isinstance(s.get("id"), str)}
 
 
 _BUNDLED: list[CalibrationData] = []
@@ -200,5 +253,5 @@ _BUNDLED: list[CalibrationData] = []
 
 def _bundled() -> CalibrationData:
     if not _BUNDLED:
-        _BUNDLED.append(_load(None, None, None))
+        _BUNDLED.append(_load(None, None, bundled_set_ids()))
     return _BUNDLED[0]

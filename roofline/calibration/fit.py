@@ -23,6 +23,11 @@ from roofline.specs import SpecDatabase
 
 # (GPU name, or None for a model-wide parameter; parameter key)
 ParameterId = tuple[str | None, str]
+#: A singular value of the scaled Jacobian below this fraction of the largest is a
+#: direction the data does not constrain (numerically zero).
+RANK_TOLERANCE = 1e-6
+#: A parameter is undetermined when its share of those null directions exceeds this.
+NULL_SHARE = 0.1
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,14 @@ class FitResult:
     stored: tuple[float, ...]
     fitted: tuple[float, ...]
     mean_log_error: float
+    # Per parameter: whether the fit sets determine it (see :func:`identifiability`);
+    # empty when unknown. ``rank``: the rank of the fit's Jacobian at the solution.
+    determined: tuple[bool, ...] = ()
+    rank: int | None = None
+
+    def undetermined(self) -> list[ParameterId]:
+        """The parameters the data cannot determine (their refit values mean nothing)."""
+        return [p for p, ok in zip(self.parameters, self.determined, strict=True) if not ok]
 
     def rows(self) -> list[tuple[str, str, float, float]]:
         """(GPU or "all GPUs", key, stored, fitted) per parameter."""
@@ -118,7 +131,29 @@ def fit_on(
 
     solution = least_squares(residuals, start, bounds=(low, high), x_scale=scale)
     error = float(np.mean(np.abs(residuals(solution.x))))
-    return FitResult(tuple(parameters), tuple(stored), tuple(solution.x.tolist()), error)
+    rank, determined = identifiability(solution.jac, scale)
+    return FitResult(
+        tuple(parameters), tuple(stored), tuple(solution.x.tolist()), error, determined, rank
+    )
+
+
+def identifiability(jac: np.ndarray, scale: Sequence[float]) -> tuple[int, tuple[bool, ...]]:
+    """The rank of the fit's Jacobian and, per parameter, whether the data determine it.
+
+    Columns are scaled by each parameter's typical size (``scale``: seconds and fractions
+    differ by 1e5) before the SVD. A parameter is undetermined when the right singular
+    vectors of the (numerically) zero singular values, the directions along which the
+    residuals do not change, carry more than :data:`NULL_SHARE` of its unit vector: one
+    data point determines one combination of parameters, not 27 of them.
+    """
+    scaled = np.asarray(jac, dtype=float) * np.asarray(scale, dtype=float)
+    n = scaled.shape[1]
+    _, singular, vt = np.linalg.svd(scaled, full_matrices=True)
+    top = float(singular[0]) if singular.size else 0.0
+    rank = int(np.sum(singular > RANK_TOLERANCE * top)) if top > 0 else 0
+    null = vt[rank:]  # rows: an orthonormal basis of the null space (n - rank of them)
+    share = np.sqrt(np.sum(null**2, axis=0)) if null.size else np.zeros(n)
+    return rank, tuple(bool(s <= NULL_SHARE) for s in share)
 
 
 def _entry(data: CalibrationData, parameter: ParameterId) -> Entry:

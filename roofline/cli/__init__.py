@@ -22,6 +22,7 @@ from roofline.cli.calibrated import add_calibrate_parser, add_calibrated_args
 from roofline.cli.commands import (
     BUNDLED_SPEC_PATH,
     EXIT_WARNINGS,
+    add_max_gpus_arg,
     cmd_build,
     cmd_diff,
     cmd_latex,
@@ -32,10 +33,10 @@ from roofline.cli.commands import (
     cmd_specs_show,
 )
 from roofline.cli.model import add_model_parsers
-from roofline.cli.output import atomic_writer, write_atomically
+from roofline.cli.output import atomic_writer, named_inputs, write_atomically
 from roofline.cli.rows import cmd_eval, groups_arg
 from roofline.cli.validate import add_validate_parser
-from roofline.errors import RooflineError, printable
+from roofline.errors import ProblemsError, RooflineError, printable
 from roofline.formulas import MODEL_VERSION, Quantity
 from roofline.shapes import GENERATORS
 
@@ -139,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     ):
         p = sp_sub.add_parser(action, help=text)
         p.add_argument("file", nargs="?", help="spec file (default: bundled database)")
+        add_max_gpus_arg(p)
         p.set_defaults(func=func)
         if action == "list":
             p.add_argument(
@@ -187,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="ignore the build cache (a cold build); default: reuse what is unchanged",
     )
+    add_max_gpus_arg(bd)
     bd.set_defaults(func=cmd_build)
     return parser
 
@@ -233,14 +236,6 @@ def _os_error_message(exc: OSError) -> str:
     return f"{os.fsdecode(exc.filename)!r}: {reason}"
 
 
-def _named_files(args: argparse.Namespace) -> list[str]:
-    """The files named on the command line (spec files, shapes file)."""
-    keys = ("specs", "file", "shapes_file", "measurements", "calibration", "models")
-    named = [getattr(args, key, None) for key in keys]
-    named += getattr(args, "files", None) or []
-    return [str(f) for f in named if f]
-
-
 def _silence_stdout() -> None:
     # The reader went away (`roofline eval ... | head`): point stdout at /dev/null so
     # Python's flush at exit does not complain about the broken pipe.
@@ -265,6 +260,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return exc.code or 0
             print(f"error: {exc.code}", file=sys.stderr)
             return EXIT_BAD_INPUT
+        except ProblemsError as exc:  # a data file: one "error:" line per problem, capped
+            print("\n".join(exc.report_lines()), file=sys.stderr)
+            return EXIT_BAD_INPUT
         except RooflineError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
@@ -275,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {_os_error_message(exc)}", file=sys.stderr)
             return EXIT_BAD_INPUT
         except UnicodeDecodeError as exc:  # the readers name their file; this is a backstop
-            files = ", ".join(map(repr, _named_files(args))) or "a file given"
+            files = ", ".join(map(repr, named_inputs(args))) or "a file given"
             print(f"error: {files}: not UTF-8 text (byte {exc.start}: {exc.reason})",
                   file=sys.stderr)  # fmt: skip
             return EXIT_BAD_INPUT

@@ -18,7 +18,8 @@ from collections.abc import Iterator
 
 import sympy
 
-from roofline.calibration.data import CalibrationData, load_calibration
+from roofline.calibration.data import CalibrationData, bundled_set_ids, load_calibration
+from roofline.calibration.fit import FitResult, fit, free_parameters, relative_change
 from roofline.calibration.params import Basis, CalibratedParameters, calibration_for
 from roofline.errors import RooflineError
 from roofline.formulas import RooflineModel
@@ -68,13 +69,16 @@ def check_calibrated_args(args: argparse.Namespace) -> None:
         )
 
 
-def calibration_data(args: argparse.Namespace, specs: SpecDatabase) -> CalibrationData:
-    """The calibration file ``--calibration`` names (its GPUs must be in ``specs``), or the
-    bundled one."""
+def calibration_data(
+    args: argparse.Namespace, specs: SpecDatabase, set_ids: set[str] | None = None
+) -> CalibrationData:
+    """The calibration file ``--calibration`` names, or the bundled one. Its GPUs must be
+    in ``specs`` and its ``sets`` ids in ``set_ids`` (None: the bundled measurements')."""
     path = getattr(args, "calibration", None)
     if path is None:
         return load_calibration()
-    return load_calibration(path, gpu_names=set(specs))
+    ids = set_ids if set_ids is not None else bundled_set_ids()
+    return load_calibration(path, gpu_names=set(specs), set_ids=ids)
 
 
 def gpu_calibration(
@@ -172,6 +176,26 @@ def add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     cal.set_defaults(func=cmd_calibrate)
 
 
+def _print_fit(result: FitResult, tolerance: float) -> list[tuple[str, str, float, float, float]]:
+    """The table of stored and refit values, each row "fitted" or "undetermined"; returns
+    the determined parameters that moved by more than ``tolerance``."""
+    rows = result.rows()
+    determined = result.determined or (True,) * len(rows)
+    width = max([len("GPU"), *(len(gpu) for gpu, *_ in rows)])
+    key_width = max([len("parameter"), *(len(key) for _, key, *_ in rows)])
+    print(f"{'GPU':{width}}  {'parameter':{key_width}}  {'stored':>10}  {'fitted':>10}  change")
+    moved = []
+    for (gpu, key, stored, fitted), ok in zip(rows, determined, strict=True):
+        if not ok:  # a refit value the data do not determine is no fit: never shown as one
+            print(f"{gpu:{width}}  {key:{key_width}}  {stored:>10.4g}  {'-':>10}  undetermined")
+            continue
+        change = relative_change(stored, fitted)
+        print(f"{gpu:{width}}  {key:{key_width}}  {stored:>10.4g}  {fitted:>10.4g}  {change:+.2%}")
+        if abs(change) > tolerance:
+            moved.append((gpu, key, stored, fitted, change))
+    return moved
+
+
 def load_inputs(
     args: argparse.Namespace,
 ) -> tuple[SpecDatabase, MeasurementDatabase, CalibrationData]:
@@ -180,14 +204,12 @@ def load_inputs(
 
     specs = resolve_specs(args.specs)
     measurements = load_measurements(args.measurements, specs=specs)
-    return specs, measurements, calibration_data(args, specs)
+    return specs, measurements, calibration_data(args, specs, set(measurements.ids()))
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """``roofline calibrate``: the refit beside the stored values; ``--check`` gates on it."""
     require_scipy("calibrate")
-    from roofline.calibration.fit import fit, free_parameters, relative_change
-
     specs, measurements, data = load_inputs(args)
     fit_sets = measurements.by_role(SetRole.FIT)
     if not fit_sets:
@@ -195,17 +217,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     count = len(free_parameters(data))
     with progress(f"fitting {count} parameters on {len(fit_sets)} sets ..."):
         result = fit(data, measurements, specs)
-    rows = result.rows()
-    width = max([len("GPU"), *(len(gpu) for gpu, *_ in rows)])
-    key_width = max([len("parameter"), *(len(key) for _, key, *_ in rows)])
-    print(f"{'GPU':{width}}  {'parameter':{key_width}}  {'stored':>10}  {'fitted':>10}  change")
-    moved = []
-    for gpu, key, stored, fitted in rows:
-        change = relative_change(stored, fitted)
-        print(f"{gpu:{width}}  {key:{key_width}}  {stored:>10.4g}  {fitted:>10.4g}  {change:+.2%}")
-        if abs(change) > args.tolerance:
-            moved.append((gpu, key, stored, fitted, change))
-    print(f"\n{count} parameters fitted on the {len(fit_sets)} fit sets of {measurements.origin}")
+    moved = _print_fit(result, args.tolerance)
+    determined = count - len(result.undetermined())
+    print(
+        f"\n{determined} of {count} parameters determined by the {len(fit_sets)} fit sets of "
+        f"{measurements.origin} (rank {result.rank} of the fit's Jacobian)"
+    )
+    if result.undetermined():
+        names = ", ".join(f"{gpu or 'all GPUs'}: {key}" for gpu, key in result.undetermined())
+        print(f"undetermined (the data cannot fix them; stored values kept): {names}")
     print(f"mean |log(predicted / measured)| on them: {result.mean_log_error:.4f}")
     if not args.check:
         return 0

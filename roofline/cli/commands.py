@@ -16,8 +16,9 @@ from roofline.cli.calibrated import (
     note_assumed,
     print_calibration,
 )
-from roofline.cli.output import output, output_path
+from roofline.cli.output import named_inputs, output, output_path
 from roofline.cli.rows import gpu_match, note_capability, warn_fallback
+from roofline.datafile import MAX_GPUS
 from roofline.errors import RooflineError, printable
 from roofline.evaluate import resolve_specs
 from roofline.formulas import Quantity, build_model
@@ -26,6 +27,29 @@ from roofline.specs import json_schema, load_specs
 from roofline.symbols import HARDWARE_SYMBOLS
 
 EXIT_WARNINGS = 1
+#: The most GPUs --max-gpus may allow (a site of 4096 GPUs is about 72 GB).
+MAX_GPUS_LIMIT = 4096
+
+
+def _max_gpus(text: str) -> int:
+    """``--max-gpus N``: an integer from 1 to :data:`MAX_GPUS_LIMIT`."""
+    if not text.isdigit() or not 1 <= int(text) <= MAX_GPUS_LIMIT:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer from 1 to {MAX_GPUS_LIMIT}, got {text!r}"
+        )
+    return int(text)
+
+
+def add_max_gpus_arg(parser: argparse.ArgumentParser) -> None:
+    """``--max-gpus N``: raise the spec file's GPU limit, for a team that means it."""
+    parser.add_argument(
+        "--max-gpus",
+        type=_max_gpus,
+        default=MAX_GPUS,
+        metavar="N",
+        help=f"accept a spec file of up to N GPUs (default {MAX_GPUS}; each GPU adds about "
+        "750 files and 18 MB to a site)",
+    )
 
 
 def cmd_latex(args: argparse.Namespace) -> int:
@@ -90,7 +114,7 @@ def _basis_word(assumed: bool) -> str:
 def cmd_specs_list(args: argparse.Namespace) -> int:
     """``roofline specs list``: each GPU's figures, then the capability matrix (``--format
     json``: both, with each capability's reason)."""
-    specs = load_specs(args.file)
+    specs = load_specs(args.file, args.max_gpus)
     if args.format == "json":
         print(json.dumps(capabilities.specs_json(specs), indent=2))
         for warning in specs.warnings:
@@ -126,7 +150,7 @@ def cmd_specs_check(args: argparse.Namespace) -> int:
     Loading for ``eval`` only prints warnings; ``check`` is the gate a spec change must
     pass, so a likely mix-up (sparse fp8, fp4 below fp8) fails it too.
     """
-    specs = load_specs(args.file)
+    specs = load_specs(args.file, args.max_gpus)
     for warning in specs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if specs.warnings:
@@ -187,7 +211,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from roofline import diff as spec_diff
     from roofline.history import load_specs_at_rev
 
-    path = output_path(args.output)
+    path = output_path(args.output, named_inputs(args))
     if args.base_rev is not None:
         if len(args.files) > 1:
             raise RooflineError("with --base-rev give at most one file (HEAD)")
@@ -226,5 +250,6 @@ def cmd_build(args: argparse.Namespace) -> int:
         site_dir=Path(args.site_dir),
         serve=args.serve,
         use_cache=not args.no_cache,
+        max_gpus=args.max_gpus,
     )
     return 0

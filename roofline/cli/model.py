@@ -21,7 +21,7 @@ from roofline.calibration.params import Basis, CalibratedParameters
 from roofline.capability import Support, classify
 from roofline.cli.calibrated import add_calibrated_args, gpu_calibration, progress
 from roofline.cli.model_export import model_csv, model_json, models_json, models_text
-from roofline.cli.output import output, output_path
+from roofline.cli.output import named_inputs, output, output_path
 from roofline.cli.rows import gpu_match, warn_fallback
 from roofline.errors import RooflineError, printable
 from roofline.evaluate import resolve_specs
@@ -133,7 +133,7 @@ def cmd_model(args: argparse.Namespace) -> int:
             "give a model preset name, e.g. roofline model llama3.1-70b --gpu 'NVIDIA B200' "
             "--tokens 16384 (roofline models lists them)"
         )
-    path = output_path(args.output)
+    path = output_path(args.output, named_inputs(args))
     plan, calibration = _plan(args)
     assumed = assumed_parameters(plan, calibration) if calibration is not None else []
     if assumed and args.format != "table":  # the table's header says it

@@ -2,19 +2,38 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
 from roofline.errors import RooflineError
 
+#: The arguments that name input files (spec, shapes, measurement, calibration, preset).
+INPUT_ARGS = ("specs", "file", "shapes_file", "measurements", "calibration", "models")
 
-def output_path(value: str | None) -> Path | None:
-    """The ``-o`` path, refused early when it names a folder (one line, exit 2)."""
+
+def named_inputs(args: argparse.Namespace) -> list[str]:
+    """The input files named on the command line (``diff``'s ``files`` too)."""
+    named = [getattr(args, key, None) for key in INPUT_ARGS]
+    named += getattr(args, "files", None) or []
+    return [str(f) for f in named if f]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)  # hard links and symlinks too
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def output_path(value: str | None, inputs: Iterable[str] = ()) -> Path | None:
+    """The ``-o`` path, refused early when it names a folder or one of ``inputs`` (the
+    files the command reads: writing there would overwrite its own input)."""
     if value is None:
         return None
     if not value.strip():
@@ -25,6 +44,12 @@ def output_path(value: str | None) -> Path | None:
         raise RooflineError(
             f"output {value!r} names a folder; give a file name in it, e.g. {example}"
         )
+    for source in inputs:
+        if _same_file(path, Path(source)):
+            raise RooflineError(
+                f"output {value!r} is the input file {source!r}; writing it would overwrite "
+                "the input, so give another file name"
+            )
     return path
 
 

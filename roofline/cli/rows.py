@@ -26,11 +26,12 @@ import numpy as np
 
 from roofline import capability as cap
 from roofline.cli.calibrated import check_calibrated_args, gpu_calibration, note_assumed
-from roofline.cli.output import output, output_path
+from roofline.cli.output import named_inputs, output, output_path
 from roofline.error_bands import model_band
 from roofline.errors import ShapeError, spreadsheet_safe
 from roofline.evaluate import (
     as_shape_array,
+    check_groups,
     check_shapes,
     columns_for,
     compile_model,
@@ -112,6 +113,8 @@ def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
     calibration = gpu_calibration(args, gpu, resolve_specs(args.specs))
     for rows in _row_slices(len(table)):  # in chunks: no full-size temporaries
         check_shapes(recipe, table.M[rows], table.K[rows], table.N[rows])
+        if grouped:
+            check_groups(table.M[rows], groups)
     warn_fallback(match)
     note_capability(verdict)
     extra: dict[str, object] = {}
@@ -304,7 +307,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     calibrated model; the columns are the same)."""
     get_recipe(args.recipe, args.mode)  # name errors before shape errors
     check_calibrated_args(args)
-    path = output_path(args.output)
+    path = output_path(args.output, named_inputs(args))
     table = _collect_shapes(args)
     for warning in resolve_specs(args.specs).warnings:
         print(f"warning: {warning}", file=sys.stderr)

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from roofline.capability import Support, classify
-from roofline.errors import RooflineError, UnknownNameError, nearest
+from roofline.datafile import FileRefused, is_subnormal, read_text, tables_problem
+from roofline.errors import UnknownNameError, nearest
 from roofline.formulas import build_model
 from roofline.measurements.fields import FieldLinter
 from roofline.measurements.model import (
@@ -34,10 +35,13 @@ from roofline.measurements.rules import (
     ENUM_FIELDS,
     MAX_GROUPS,
     MAX_ID_LENGTH,
+    MAX_POINTS_PER_FILE,
+    MAX_SETS,
     MAX_TERMS,
     REGION_MODES,
     REGION_QUANTITIES,
     REGION_TERM_PREFIXES,
+    RESERVED_IDS,
     SCHEMA_VERSION,
     SET_KEYS,
     SLUG,
@@ -80,7 +84,20 @@ class _Linter(FieldLinter):
             return []
         if "set" in doc and not sets:
             self.error(None, "set", "at least one [[set]] table", "an empty array")
-        return sets
+        return sets if self._within_limits(sets) else []
+
+    def _within_limits(self, sets: list[dict[str, Any]]) -> bool:
+        """Sets and points per file within the limits (counted before any set is linted:
+        a fit costs tens of milliseconds per point)."""
+        if len(sets) > MAX_SETS:
+            self.error(None, "set", f"at most {MAX_SETS} [[set]] tables", f"{len(sets)} tables")
+            return False
+        points = sum(len(s["points"]) for s in sets if isinstance(s.get("points"), list))
+        if points > MAX_POINTS_PER_FILE:
+            expected = f"at most {MAX_POINTS_PER_FILE} [[set.points]] tables in a file"
+            self.error(None, "set", expected, f"{points} tables")
+            return False
+        return True
 
     def lint_set(self, index: int, entry: dict[str, Any]) -> MeasurementSet | None:
         """The MeasurementSet of one entry, or None when it has errors (all recorded)."""
@@ -155,6 +172,10 @@ class _Linter(FieldLinter):
         return fields
 
     def _id(self, where: str, value: Any) -> str | None:
+        if value in RESERVED_IDS:
+            expected = "an id that is not the anchor of a Validation page heading"
+            self.error(where, "id", expected, describe(value), "prefix it, e.g. 'set-overall'")
+            return None
         if isinstance(value, str) and len(value) <= MAX_ID_LENGTH and SLUG.fullmatch(value):
             return value
         expected = f"a slug of a-z, 0-9 and single inner dashes, at most {MAX_ID_LENGTH} characters"
@@ -231,7 +252,9 @@ class _Linter(FieldLinter):
         if role is not None and "max_mean_error" not in entry:
             expected = f"a value for a {role} set (the key is required)"
             self.error(where, "max_mean_error", expected, "nothing")
-        elif "max_mean_error" in entry and not (is_finite(value) and 0 < value <= 1):
+        elif "max_mean_error" in entry and not (
+            is_finite(value) and 0 < value <= 1 and not is_subnormal(value)
+        ):
             expected = "a number in (0, 1] (mean relative error, 0.15 = 15%)"
             self.error(where, "max_mean_error", expected, describe(value))
         return float(value) if is_finite(value) else None
@@ -328,6 +351,10 @@ def parse_measurements(
     """
     linter = _Linter(origin, _specs(specs))
     doc = _parse_toml(text, linter)
+    too_many = tables_problem(doc)
+    if too_many:
+        linter.error(None, None, *too_many)
+        raise MeasurementError(linter.problems)
     entries = linter.lint_document(doc)
     built = [linter.lint_set(i, entry) for i, entry in enumerate(entries)]
     linter.lint_duplicates(entries)
@@ -347,15 +374,14 @@ def load_measurements(
     if path is None:
         text = resources.files("roofline").joinpath("data/measurements.toml").read_text("utf-8")
         return parse_measurements(text, BUNDLED_NAME, specs)
-    file = Path(path)
-    try:
-        text = file.read_text("utf-8")
-    except OSError as exc:
-        raise RooflineError(f"cannot read measurement file {str(file)!r}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        problem = MeasurementProblem(str(file), None, None, "UTF-8 text", "binary data")
-        raise MeasurementError([problem]) from None
-    return parse_measurements(text, str(file), specs)
+    file = str(Path(path))
+    try:  # a device, FIFO, a file over the size limit or not UTF-8: one problem
+        text = read_text(path, "measurement file")
+    except FileRefused as exc:
+        expected = exc.expected
+        raise MeasurementError([MeasurementProblem(file, None, None, expected, exc.received)]
+                               ) from None  # fmt: skip
+    return parse_measurements(text, file, specs)
 
 
 def _specs(specs: SpecDatabase | str | os.PathLike[str] | None) -> SpecDatabase:

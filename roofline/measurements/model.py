@@ -150,7 +150,8 @@ class MeasurementProblem:
                 where += f" (#{self.set_index + 1})"
         if self.field:
             where += f": field {self.field!r}"
-        text = f"{where}: error: expected {self.expected}, received {self.received}"
+        # No "error:" here: the CLI's line starts with it (ProblemsError.report_lines).
+        text = f"{where}: expected {self.expected}, received {self.received}"
         # Received values are quoted by repr already; printable() guards the rest.
         return printable(f"{text} ({self.hint})" if self.hint else text)
 
@@ -158,5 +159,5 @@ class MeasurementProblem:
 class MeasurementError(DataFileError):
     """A measurement file with errors; carries every problem found, reported together."""
 
-    def __init__(self, problems: Iterable[MeasurementProblem]) -> None:
-        super().__init__("measurement file", problems)  # type: ignore[arg-type]
+    def __init__(self, problems: Iterable[MeasurementProblem], unlisted: int = 0) -> None:
+        super().__init__("measurement file", problems, unlisted)  # type: ignore[arg-type]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from roofline import datafile
 from roofline.measurements.model import MeasuredQuantity, SetRole, TimedRegion
 from roofline.recipes import Mode
 
@@ -36,13 +37,27 @@ POINT_KEYS: dict[str, bool] = {"shape": False, "shapes": False, "value": True, "
 TOP_KEYS: dict[str, bool] = {"schema_version": True, "set": True}
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+# A set's id is its anchor on the Validation page, beside the anchors mkdocs makes from
+# the page's own headings: an id equal to one would take that heading's link over.
+# tests/test_hostile_findings.py keeps this list in step with the page's headings.
+RESERVED_IDS = frozenset(
+    {
+        "validation", "overall", "by-timed-region", "every-set", "held-out-never-used-to-fit",
+        "fitted-on", "context-shown-not-scored", "calibration-parameters", "model-wide",
+        "gemm-efficiency", "cast-kernel-bandwidth-efficiency",
+        "grouped-gemms-and-nvfp4-training-kernels", "every-value-with-its-source",
+        "cross-validation-by-source",
+    }
+)  # fmt: skip
 MAX_ID_LENGTH = 64
 COMMIT = re.compile(r"[0-9a-f]{7,40}")
 # Longest text per field: long enough for any real entry, short enough that a hostile
 # file cannot flood a terminal or a page.
 TEXT_LIMITS = {"title": 200, "software": 500, "command": 500, "notes": 4000, "label": 64}
 SOURCE_NOTE_LIMIT = 1000
-MAX_POINTS = 1000
+MAX_SETS = datafile.MAX_SETS
+MAX_POINTS = datafile.MAX_POINTS_PER_SET
+MAX_POINTS_PER_FILE = datafile.MAX_POINTS_PER_FILE
 MAX_TERMS = 32  # a model has at most a dozen terms
 MAX_SHAPES_PER_POINT = 64
 SPEEDUP_RANGE = (0.01, 100.0)

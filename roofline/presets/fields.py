@@ -10,7 +10,7 @@ from typing import Any
 from roofline.errors import DataFileError, DataProblem, nearest
 from roofline.presets import rules as R
 from roofline.presets.model import LinearKind
-from roofline.specs.text import describe, found, text_problems
+from roofline.specs.text import describe, text_problems
 
 KIND = "model presets"
 
@@ -40,18 +40,8 @@ class FieldLinter:
         return len(self.problems) + self.unlisted
 
     def raise_if_any(self) -> None:
-        if self.unlisted:
-            self.problems.append(
-                DataProblem(
-                    self.file,
-                    None,
-                    None,
-                    f"at most {R.MAX_PROBLEMS} problems listed",
-                    f"{self.unlisted} more, not shown",
-                )
-            )
         if self.problems:
-            raise DataFileError(KIND, self.problems)
+            raise DataFileError(KIND, self.problems, self.unlisted)
 
     # -- single fields ------------------------------------------------------------------
 
@@ -72,13 +62,8 @@ class FieldLinter:
             self.error(entry, field, "a string", describe(value))
             return None
         before = self.count()
-        for problem in text_problems(field, value, plain=True):
+        for problem in text_problems(field, value, plain=True):  # invisible ones too
             self.error(entry, problem.key, problem.expected, problem.received)
-        hidden = R.INVISIBLE.search(value)
-        if hidden:
-            self.error(
-                entry, field, "text without invisible or bidi characters", found(value, hidden)
-            )
         if not value.strip():
             self.error(entry, field, "a non-empty string", describe(value))
         elif value != value.strip():

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import stat
 from importlib import resources
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
+from roofline.datafile import FileRefused, read_text, skeleton, tables_problem
 from roofline.errors import DataFileError, DataProblem
 from roofline.measurements.model import Source
 from roofline.presets import rules as R
@@ -39,7 +39,13 @@ class _Linter(FieldLinter):
         version = doc.get("schema_version", R.SCHEMA_VERSION)
         if type(version) is not int or version != R.SCHEMA_VERSION:
             self.error(None, "schema_version", f"the integer {R.SCHEMA_VERSION}", describe(version))
-        return self.tables(None, "model", doc, "model", R.MAX_MODELS)
+        tables = self.tables(None, "model", doc, "model", R.MAX_MODELS)
+        gemms = _gemm_tables(tables)
+        if gemms > R.MAX_GEMMS_PER_FILE:  # each GEMM is evaluated per GPU, recipe and mode
+            expected = f"at most {R.MAX_GEMMS_PER_FILE} [[model.block.gemm]] tables in a file"
+            self.error(None, "model", expected, f"{gemms} tables")
+            return []
+        return tables
 
     def model(self, index: int, table: dict[str, Any]) -> ModelPreset | None:
         """The preset of one [[model]] table, or None when it has problems (all recorded)."""
@@ -209,10 +215,12 @@ class _Linter(FieldLinter):
         seen: dict[str, tuple[str, int]] = {}
         for index, table in enumerate(tables):
             entry = _label(table.get("name"), index)
+            # Display names compare by skeleton: a soft hyphen, a tag character or a
+            # Hangul filler must not make a second "Llama 3" look like a different one.
             checks = (
                 ("name", table.get("name"), lambda v: v.lower()),
                 ("name", table.get("name"), lambda v: "slug:" + slug(v)),
-                ("display_name", table.get("display_name"), lambda v: "display:" + v.lower()),
+                ("display_name", table.get("display_name"), lambda v: "display:" + skeleton(v)),
             )
             for field, value, key_of in checks:
                 if not isinstance(value, str):
@@ -225,6 +233,17 @@ class _Linter(FieldLinter):
                     self.error(entry, field, f"a {what} no other model uses", received)
                     break
                 seen.setdefault(key, (field, index))
+
+
+def _gemm_tables(models: list[dict[str, Any]]) -> int:
+    """[[model.block.gemm]] tables in the file (counted before any is linted)."""
+    count = 0
+    for model in models:
+        blocks = model.get("block")
+        for block in blocks if isinstance(blocks, list) else ():
+            gemms = block.get("gemm") if isinstance(block, dict) else None
+            count += len(gemms) if isinstance(gemms, list) else 0
+    return count
 
 
 def _label(name: Any, index: int) -> str:
@@ -247,6 +266,10 @@ def parse_models(text: str, file: str) -> ModelDatabase:
     except TomlProblem as exc:
         linter.error(None, None, "valid TOML", str(exc))
         raise DataFileError(KIND, linter.problems) from None
+    too_many = tables_problem(doc)
+    if too_many:
+        linter.error(None, None, *too_many)
+        linter.raise_if_any()
     tables = linter.document(doc)
     models = [linter.model(i, t) for i, t in enumerate(tables)]
     linter.models_unique(tables)
@@ -257,28 +280,17 @@ def parse_models(text: str, file: str) -> ModelDatabase:
 def load_models(path: str | os.PathLike[str] | None = None) -> ModelDatabase:
     """Load and lint a model-preset file, or the bundled one when ``path`` is None.
 
-    A file that cannot be read, is larger than 4 MiB or is not UTF-8 is one problem naming
-    the file (a :class:`roofline.errors.DataFileError`), never a traceback.
+    A file that cannot be read, is not a regular file, is larger than 4 MiB or is not
+    UTF-8 is one problem naming the file (a :class:`roofline.errors.DataFileError`), never
+    a traceback (:func:`roofline.datafile.read_text`).
     """
     if path is None:
         text = resources.files("roofline").joinpath("data/models.toml").read_text("utf-8")
         return parse_models(text, BUNDLED_NAME)
     file = str(Path(path))
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # a FIFO or device would block or flood
-            _refuse(file, "a readable model-preset file", "not a regular file")
-        with open(path, "rb") as handle:
-            data = handle.read(R.MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        _refuse(file, "a readable model-preset file", exc.strerror or type(exc).__name__)
-    if len(data) > R.MAX_FILE_BYTES:
-        _refuse(file, f"a file of at most {R.MAX_FILE_BYTES} bytes", "a larger file")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        _refuse(file, "UTF-8 text", f"a byte that is not UTF-8 at offset {exc.start}")
+        text = read_text(path, "model-preset file", R.MAX_FILE_BYTES)
+    except FileRefused as exc:
+        expected = exc.expected
+        raise DataFileError(KIND, [DataProblem(file, None, None, expected, exc.received)]) from None
     return parse_models(text, file)
-
-
-def _refuse(file: str, expected: str, received: str) -> NoReturn:
-    raise DataFileError(KIND, [DataProblem(file, None, None, expected, received)])

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from roofline import datafile
+
 SCHEMA_VERSION = 1
 
 # key -> required
@@ -49,9 +51,8 @@ PART_NAME_EXPECTED = (
 )
 MAX_PART_NAME_LENGTH = 48
 COMMIT = re.compile(r"[0-9a-f]{7,40}")
-# Characters that reorder or hide text (bidi controls, zero-width marks, the BOM): refused
-# in every text field on top of control characters, so a name cannot look like another.
-INVISIBLE = re.compile("[\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+# Characters that reorder or hide text: refused in every text field of every data file.
+INVISIBLE = datafile.INVISIBLE
 
 # Longest text per field: long enough for any real entry, short enough that a hostile
 # file cannot flood a terminal or a page.
@@ -59,12 +60,13 @@ TEXT_LIMITS = {"display_name": 64, "notes": 4000, "source_note": 1000, "gemm_not
 
 # Bounds that keep a file reasonable (the largest real model has 126 layers and 256
 # experts) without refusing any plausible one.
-MAX_FILE_BYTES = 4 * 1024 * 1024
-MAX_MODELS = 256
+MAX_FILE_BYTES = datafile.MAX_FILE_BYTES
+MAX_MODELS = datafile.MAX_MODELS
+MAX_GEMMS_PER_FILE = datafile.MAX_GEMMS_PER_FILE
 MAX_SOURCES = 16
 MAX_BLOCKS = 16
 MAX_GEMMS = 64
 MAX_LAYERS = 4096
 MAX_COUNT = 64
 MAX_EXPERTS = 65536
-MAX_PROBLEMS = 100  # listed in one error; the rest are counted
+MAX_PROBLEMS = datafile.MAX_PROBLEMS  # kept in one error; the rest are counted

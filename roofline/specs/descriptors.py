@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from roofline.datafile import SUBNORMAL_HINT, is_subnormal
 from roofline.errors import nearest
 from roofline.slugs import MAX_NAME_LENGTH
 from roofline.specs.ranges import NumberRange
@@ -103,6 +104,8 @@ class Number(KeySpec):
         """The likely mistake behind an out-of-range number, or ""."""
         if not is_finite(value):
             return NON_FINITE_HINT
+        if is_subnormal(value):
+            return SUBNORMAL_HINT
         return self.hint(value) if self.hint else ""
 
     def _schema(self) -> dict[str, Any]:

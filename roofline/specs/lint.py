@@ -13,7 +13,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from roofline.errors import RooflineError, SpecError, SpecProblem
+from roofline.datafile import MAX_GPUS, FileRefused, all_finite, read_text, tables_problem
+from roofline.errors import SpecError, SpecProblem
 from roofline.recipes import NativeFormat
 from roofline.slugs import MAX_NAME_LENGTH, slug
 from roofline.specs.descriptors import unknown_key
@@ -32,6 +33,10 @@ from roofline.specs.text import KeyProblem, TomlProblem, describe, load_toml
 #: measured_matmul_tflops dtype -> the peak it is a fraction of.
 MAMF_PEAKS = {"bf16": "bf16_peak_tops", "fp8": "fp8_peak_tops"}
 
+#: The least effective rate (figure x efficiency, per second) a GPU may have: with it the
+#: largest GEMM (M = K = N = 2**31 - 1) takes about 2e28 s, so every time and sum of
+#: times stays finite; a 1e-300 efficiency would overflow them to inf.
+MIN_EFFECTIVE_RATE = 1.0
 ASSUMED_BASIS = "assumed: copied from NVIDIA H100 (torchao measurement: 0.78 GEMM, 0.92 memory)"
 _DEFAULT_EFFICIENCY = {
     "pct_achievable_gemm_tops": DEFAULT_GEMM_EFFICIENCY,
@@ -43,8 +48,9 @@ BUNDLED_NAME = "bundled database (roofline/data/gpus.toml)"
 class _Linter:
     """Collects every problem of one file; builds specs for the entries it can."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, max_gpus: int = MAX_GPUS) -> None:
         self.file = file
+        self.max_gpus = max_gpus
         self.problems: list[SpecProblem] = []
 
     def error(
@@ -76,7 +82,16 @@ class _Linter:
         gpus = doc.get("gpu")
         gpu_problems = TOP_SPECS["gpu"].validate(gpus)
         self.errors(None, gpu_problems)
-        return launch_s, [] if gpu_problems else gpus
+        if gpu_problems:
+            return launch_s, []
+        if len(gpus) > self.max_gpus:  # refused before any entry is linted: seconds, not hours
+            expected = (
+                f"at most {self.max_gpus} [[gpu]] entries (each adds about 750 site files; "
+                "a team that means it raises the limit with --max-gpus N)"
+            )
+            self.error(None, "gpu", expected, f"{len(gpus)} entries")
+            return launch_s, []
+        return launch_s, gpus
 
     def lint_gpu(self, index: int, entry: dict[str, Any], launch_s: float) -> GpuSpec | None:
         """The GpuSpec of one entry, or None when it has errors (all recorded)."""
@@ -92,6 +107,8 @@ class _Linter:
         self._check_ratios(label, entry)
         self._check_block_peak(label, entry)
         self._check_bases(label, entry)
+        if self.error_count() == before:
+            self._check_derived(label, entry)
         if self.error_count() > before:
             return None
         gpu = _build(entry, launch_s)
@@ -119,6 +136,28 @@ class _Linter:
                 "peak_clock_mhz and sustained_clock_mhz; sources: " + (", ".join(cited) or "none")
             )
             self.error(label, f"measured_matmul_tflops.{dtype}", expected, received, hint)
+
+    def _check_derived(self, gpu: str, entry: dict[str, Any]) -> None:
+        """Effective rates (figure x efficiency) of at least MIN_EFFECTIVE_RATE: each
+        figure in range can still multiply to nearly 0 and divide to infinity (a 1e-300
+        efficiency), which would print inf and fail a build late, naming no key."""
+        pairs = [(key, "pct_achievable_gemm_tops", "FLOP/s")
+                 for key in (*PEAK_KEYS, "fp8_block_scaled_peak_tops")]  # fmt: skip
+        pairs.append(("peak_mem_bw_bytes_sec", "pct_achievable_mem_bw", "B/s"))
+        for figure_key, eta_key, unit in pairs:
+            if figure_key not in entry:
+                continue
+            eta = entry.get(eta_key, _DEFAULT_EFFICIENCY[eta_key])
+            rate = float(entry[figure_key]) * float(eta)
+            if all_finite(rate) and rate >= MIN_EFFECTIVE_RATE:
+                continue
+            expected = (
+                f"an efficiency whose effective rate ({figure_key} x {eta_key}) is at least "
+                f"{MIN_EFFECTIVE_RATE:g} {unit}, so every time computed from it is finite"
+            )
+            received = f"{describe(eta)}: {figure_key} x {eta_key} = {rate:.3g} {unit}"
+            self.error(gpu, eta_key, expected, received)
+            return
 
     def _check_requires(self, gpu: str, entry: dict[str, Any]) -> None:
         for key, spec in GPU_KEYS.items():
@@ -280,17 +319,22 @@ def _default_formats(values: Mapping[str, Any]) -> tuple[NativeFormat, ...]:
     return tuple(formats)
 
 
-def parse_specs(text: str, origin: str) -> SpecDatabase:
-    """Lint and load spec-file ``text``; ``origin`` names it in messages.
+def parse_specs(text: str, origin: str, max_gpus: int = MAX_GPUS) -> SpecDatabase:
+    """Lint and load spec-file ``text``; ``origin`` names it in messages; at most
+    ``max_gpus`` entries (:data:`roofline.datafile.MAX_GPUS` unless raised).
 
     Raises :class:`SpecError` listing every error (and warning) when any error is found.
     """
-    linter = _Linter(origin)
+    linter = _Linter(origin, max_gpus)
     try:
         doc = load_toml(text)
     except TomlProblem as exc:
         linter.error(None, None, "valid TOML", str(exc))
         raise SpecError(linter.problems) from None
+    too_many = tables_problem(doc)
+    if too_many:
+        linter.error(None, None, *too_many)
+        raise SpecError(linter.problems)
     launch_s, entries = linter.lint_document(doc)
     built = [linter.lint_gpu(i, entry, launch_s) for i, entry in enumerate(entries)]
     gpus = [g for g in built if g is not None]
@@ -301,16 +345,20 @@ def parse_specs(text: str, origin: str) -> SpecDatabase:
     return SpecDatabase({g.name: g for g in gpus}, origin, warnings)
 
 
-def load_specs(path: str | Path | None = None) -> SpecDatabase:
-    """Load and lint a spec file, or the bundled database when ``path`` is None."""
+def load_specs(path: str | Path | None = None, max_gpus: int = MAX_GPUS) -> SpecDatabase:
+    """Load and lint a spec file, or the bundled database when ``path`` is None.
+
+    The file is read by :func:`roofline.datafile.read_text`: a device, FIFO, folder, a
+    file over the size limit, text that is not UTF-8 or starts with a byte-order mark is
+    one problem naming the file, never a hang or a traceback.
+    """
     if path is None:
         text = resources.files("roofline").joinpath("data/gpus.toml").read_text("utf-8")
-        return parse_specs(text, BUNDLED_NAME)
-    file = Path(path)
+        return parse_specs(text, BUNDLED_NAME, max_gpus)
+    file = str(Path(path))
     try:
-        text = file.read_text("utf-8")
-    except OSError as exc:
-        raise RooflineError(f"cannot read spec file {str(file)!r}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise SpecError([SpecProblem(str(file), None, None, "UTF-8 text", "binary data")]) from None
-    return parse_specs(text, str(file))
+        text = read_text(path, "spec file")
+    except FileRefused as exc:
+        problem = SpecProblem(file, None, None, exc.expected, exc.received)
+        raise SpecError([problem]) from None
+    return parse_specs(text, file, max_gpus)

@@ -4,6 +4,7 @@ the site's calculator (which range-checks its overrides with the same bounds).""
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 
 DEFAULT_LAUNCH_OVERHEAD_S = 2e-6
@@ -29,11 +30,14 @@ class NumberRange:
     high_inclusive: bool
 
     def contains(self, x: object) -> bool:
-        """True when ``x`` is a finite number (not a bool) within the interval."""
+        """True when ``x`` is a finite, normal number (not a bool) within the interval.
+
+        Subnormal numbers (non-zero, closer to 0 than ``sys.float_info.min``) are refused:
+        they have lost their precision and any division by one overflows to infinity."""
         if not isinstance(x, int | float) or isinstance(x, bool):
             return False
         try:
-            if not math.isfinite(x):
+            if not math.isfinite(x) or (x != 0 and abs(x) < sys.float_info.min):
                 return False
         except OverflowError:  # an int beyond float range: finite, but far out of any range
             return False
@@ -48,9 +52,13 @@ class NumberRange:
         return f"{left}{self.low:g}, {self.high:g}{right}"
 
     def schema(self) -> dict[str, float]:
-        """The JSON Schema bounds: ``minimum``/``exclusiveMinimum`` and the maximum."""
-        low = "minimum" if self.low_inclusive else "exclusiveMinimum"
+        """The JSON Schema bounds: ``minimum``/``exclusiveMinimum`` and the maximum. An
+        interval open at 0 starts at the smallest normal float, as :meth:`contains`
+        refuses subnormal numbers (every range of a spec key is open at 0 or above it)."""
         high = "maximum" if self.high_inclusive else "exclusiveMaximum"
+        if self.low == 0 and not self.low_inclusive:
+            return {"minimum": sys.float_info.min, high: self.high}
+        low = "minimum" if self.low_inclusive else "exclusiveMinimum"
         return {low: self.low, high: self.high}
 
 

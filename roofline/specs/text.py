@@ -13,6 +13,7 @@ import tomllib
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
+from roofline.datafile import INVISIBLE, INVISIBLE_EXPECTED
 from roofline.slugs import MAX_NAME_LENGTH, slug
 
 MAX_URL_LENGTH = 2000
@@ -31,7 +32,8 @@ MARKUP_OR_CONTROL = re.compile(r"[<>`\x00-\x1f\x7f-\x9f]")
 URL_REFUSED = re.compile(r"""[\s<>"'\\`\x00-\x1f\x7f-\x9f]""")
 URL_EXPECTED = (
     f"an http:// or https:// URL with a host, at most {MAX_URL_LENGTH} characters, "
-    "without whitespace, control characters or any of < > \" ' \\ ` (percent-encode them)"
+    "without whitespace, control, invisible or bidi characters or any of < > \" ' \\ ` "
+    "(percent-encode them)"
 )
 
 
@@ -75,11 +77,15 @@ def is_finite(value: Any) -> bool:
 
 
 def text_problems(key: str, value: str, plain: bool) -> list[KeyProblem]:
-    """Control characters in any text, and markup in ``plain`` fields."""
+    """Control characters and invisible or bidi characters (:data:`roofline.datafile.
+    INVISIBLE`) in any text, and markup in ``plain`` fields."""
     problems = []
     control = CONTROL.search(value)
     if control:
         problems.append(KeyProblem(key, "text without control characters", found(value, control)))
+    hidden = INVISIBLE.search(value)
+    if hidden:
+        problems.append(KeyProblem(key, INVISIBLE_EXPECTED, found(value, hidden)))
     markup = MARKUP.search(value) if plain else None
     if markup:
         expected = "plain text without the characters < > `"
@@ -90,7 +96,7 @@ def text_problems(key: str, value: str, plain: bool) -> list[KeyProblem]:
 def text_schema(plain: bool) -> dict[str, Any]:
     """A string without control characters (nor markup when ``plain``), as JSON Schema."""
     refused = MARKUP_OR_CONTROL if plain else CONTROL
-    return {"type": "string", "not": {"pattern": refused.pattern}}
+    return {"type": "string", "not": {"pattern": f"{refused.pattern}|{INVISIBLE.pattern}"}}
 
 
 def name_problem(name: str) -> tuple[str, str] | None:
@@ -121,8 +127,8 @@ def url_problem(url: Any) -> str | None:
         return describe(url)
     if len(url) > MAX_URL_LENGTH:
         return f"{len(url)} characters: {describe(url)}"
-    refused = URL_REFUSED.search(url)
-    if refused:
+    refused = URL_REFUSED.search(url) or INVISIBLE.search(url)
+    if refused:  # a bidi override would show the link text reversed ("...a?exe.png")
         return found(url, refused)
     try:
         parts = urlsplit(url)
@@ -142,7 +148,7 @@ def url_schema() -> dict[str, Any]:
         "type": "string",
         "pattern": "^https?://[^/?#]",
         "maxLength": MAX_URL_LENGTH,
-        "not": {"pattern": URL_REFUSED.pattern},
+        "not": {"pattern": f"{URL_REFUSED.pattern}|{INVISIBLE.pattern}"},
     }
 
 

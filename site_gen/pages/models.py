@@ -95,6 +95,7 @@ def _featured(site: SiteInput, run: ModelRun, path: str) -> list[dict[str, Any]]
             "info": info, "gemm": gemm.instance, "structured": structured,
             "shape": {k: units.count(getattr(gemm.instance, k)) for k in ("M", "K", "N")},
             "speedup": units.speedup(gemm.speedup(recipe)),
+            "versus": units.versus_bf16(gemm.speedup(recipe)),
             "torchao_speedup": units.speedup(twin.speedup(recipe)),
             "torchao_best": twin.best, "page": target,
         })  # fmt: skip

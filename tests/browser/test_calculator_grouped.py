@@ -230,7 +230,8 @@ def _tokens_message(name: str, tokens) -> str:
 
 @pytest.mark.parametrize(
     ("typed", "value"),
-    [("0", 0), ("-5", -5), ("1.5", 1.5), ("1e30", 1e30), ("2147483648", 2147483648),
+    # digits only, as the CLI's --tokens: "-5", "1.5" and "1e30" are quoted as typed
+    [("0", 0), ("-5", "-5"), ("1.5", "1.5"), ("1e30", "1e30"), ("2147483648", 2147483648),
      ("abc", "abc"), ("0x10", "0x10"), ("__proto__", "__proto__"),
      ("<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>"),
      ("300000000", 300000000)],  # deepseek-v3 routes 8 rows a token: past the limit
@@ -307,9 +308,9 @@ def _g_message(value, dim: str = "G (groups)") -> str:
 
 HOSTILE_G: dict[str, list[tuple[str, str]]] = {
     "G=0": [("G", _g_message(0))],
-    "G=-3": [("G", _g_message(-3))],
-    "G=1.5": [("G", _g_message(1.5))],
-    "G=1e30": [("G", _g_message(1e30))],
+    "G=-3": [("G", _g_message("-3"))],  # digits only, as the CLI: quoted as typed
+    "G=1.5": [("G", _g_message("1.5"))],
+    "G=1e30": [("G", _g_message("1e30"))],
     "G=2147483648": [("G", _g_message(2147483648))],
     "G=0x10": [("G", _g_message("0x10"))],
     "G=Infinity": [("G", _g_message("Infinity"))],

@@ -73,7 +73,7 @@ CASES: dict[str, list[tuple[str, str]]] = {
     "recipe=constructor": [("recipe", _message(get_recipe, "constructor", "training"))],
     "gpu=" + quote("<img src=x onerror=alert(1)>"): [
         ("gpu", _unknown_gpu("<img src=x onerror=alert(1)>"))],
-    "M=1e30": [("M", _message(as_shape_array, "M", 1e30))],
+    "M=1e30": [("M", _message(as_shape_array, "M", "1e30"))],  # digits only, as the CLI
     "bf16_peak_tops=-1": [("bf16_peak_tops", _range_message("bf16_peak_tops", "-1"))],
     "bf16_peak_tops=Infinity": [
         ("bf16_peak_tops", _range_message("bf16_peak_tops", "'Infinity'"))],
@@ -91,7 +91,7 @@ CASES: dict[str, list[tuple[str, str]]] = {
     "mode=inference&recipe=blockwise": [("recipe", _message(get_recipe, "blockwise", "inference"))],
     "K=0x10&N=-5&M=0": [("M", _message(as_shape_array, "M", 0)),
                         ("K", _message(as_shape_array, "K", "0x10")),
-                        ("N", _message(as_shape_array, "N", -5))],
+                        ("N", _message(as_shape_array, "N", "-5"))],
     "M=2147483648": [("M", _message(as_shape_array, "M", 2147483648))],
     "kernel_launch_overhead_s=NaN&peak_mem_bw_bytes_sec=1e400": [
         ("peak_mem_bw_bytes_sec", _range_message("peak_mem_bw_bytes_sec", "Infinity")),

@@ -25,6 +25,8 @@
   var hasOwn = Object.prototype.hasOwnProperty;
   // What the CLI's shape parser accepts: a plain decimal number (no hex, no "Infinity").
   var NUMBER = /^([+-]?(?:\d+\.?\d*|\.\d+))(?:[eE]([+-]?\d+))?$/;
+  // What the CLI's dimension parser accepts: ASCII digits, nothing else.
+  var DIGITS = /^[0-9]+$/;
   // A hostile name is shown cut to 60 characters, as the spec lint shows values; a bad
   // dimension as roofline.shapes shows it (at most 40).
   var SHOWN_MAX = 60;
@@ -160,7 +162,11 @@
     return mantissa + "e" + sign + (digits.length < 2 ? "0" : "") + digits;
   }
 
+  // sys.float_info.min: NumberRange.contains refuses a subnormal number (it divides to inf).
+  var MIN_NORMAL = 2.2250738585072014e-308;
+
   function inRange(range, v) {  // a NumberRange of roofline.specs; null: unbounded end
+    if (v !== 0 && Math.abs(v) < MIN_NORMAL) return false;
     if (range.low !== null && (range.low_inclusive ? v < range.low : v <= range.low)) return false;
     return !(range.high !== null && (range.high_inclusive ? v > range.high : v >= range.high));
   }
@@ -381,10 +387,9 @@
   // gemm_instances' refusal of tokens (checked first), else that of the first GEMM whose
   // routed rows pass the largest dimension, else null.
   Calculator.prototype.tokensProblem = function (m, text) {
-    var d = this.data.model_presets, numeric = NUMBER.test(text), value = Number(text);
-    if (!numeric || !isFinite(value) || value < 1 || Math.round(value) !== value ||
-        value > d.max) {
-      return fill(d.tokens, { value: numeric ? String(value) : shown(text) });
+    var d = this.data.model_presets, digits = DIGITS.test(text), value = Number(text);
+    if (!digits || value < 1 || value > d.max) {  // digits only, as `roofline model --tokens`
+      return fill(d.tokens, { value: digits ? String(value) : shown(text) });
     }
     for (var i = 0; i < m.gemms.length; i++) {
       var g = m.gemms[i];
@@ -440,15 +445,25 @@
 
   // The CLI's message when text is not a dimension evaluate accepts, else null. G, the
   // group count, has evaluate's own messages ("shape dimension G (groups) ...").
+  // Digits only, as the CLI's parse_dim and --groups take them: "1e3", "1024.0" and "+8"
+  // are numbers, but not what `roofline eval --shape` accepts, so the page refuses them too.
   Calculator.prototype.dimProblem = function (dim, text) {
-    var shape = this.data.shape, numeric = NUMBER.test(text), value = Number(text);
-    var messages = dim === "G" ? shape.groups : shape;
-    var values = { dim: dim, value: numeric ? String(value) : shownDim(text) };
-    if (!numeric || !isFinite(value) || value <= 0 || Math.round(value) !== value) {
-      return fill(messages.positive, values);
-    }
-    return value > shape.max ? fill(messages.too_large, values) : null;
+    return dimProblem(this.data.shape, dim, text);
   };
+
+  function dimProblem(shape, dim, text) {  // shape: data.js's shape messages and limit
+    var digits = DIGITS.test(text), value = Number(text);
+    var messages = dim === "G" ? shape.groups : shape;
+    var values = { dim: dim, value: digits ? String(value) : shownDim(text) };
+    if (!digits || value <= 0) return fill(messages.positive, values);
+    return value > shape.max ? fill(messages.too_large, values) : null;
+  }
+
+  // roofline.evaluate.check_groups' message when G > M (more experts than tokens), else null.
+  function groupsProblem(shape, dims) {
+    if (Number(dims.G) <= Number(dims.M)) return null;
+    return fill(shape.groups.above_m, { value: dims.G, m: dims.M });
+  }
 
   // Set the form from the query string (then the widget's data-* defaults, then data.js's).
   // Each value that is not valid is reported by showProblems and the default used instead.
@@ -584,6 +599,8 @@
       var problem = this.dimProblem(names[j], dims[names[j]]);
       if (problem) return { kind: "shape", text: problem };
     }
+    var above = groupsProblem(d.shape, dims);
+    if (above) return { kind: "shape", text: above };
     var rules = own(d.shape.divisible, this.recipe.value) || [];
     for (var r = 0; r < rules.length; r++) {
       var value = Number(dims[rules[r][0]]);
@@ -604,7 +621,7 @@
       this.showProblems([]);  // the link is rewritten from the form: its old problems are gone
     }
     var calibrated = this.calibrated.checked;
-    var G = Number(dims.G), grouped = NUMBER.test(dims.G) && G !== 1;
+    var G = Number(dims.G), grouped = DIGITS.test(dims.G) && G !== 1;
     var cmd = 'roofline eval --gpu "' + this.gpu.value + '" --mode ' + mode + " --recipe " + recipe +
       " --shape " + dims.M + "," + dims.K + "," + dims.N + (grouped ? " --groups " + dims.G : "") +
       (fusion ? " --fusion" : "") + (calibrated ? " --calibrated" : "");
@@ -642,6 +659,16 @@
     var torchao = evaluateColumns(key, mode, M, K, N, hw.values, null, G);
     var result = calibrated ?
       evaluateColumns(key, mode, M, K, N, hw.values, gpuData.cal, G) : torchao;
+    var unbounded = [result, torchao].some(function (r) {
+      return Object.keys(r.columns).some(function (c) { return !isFinite(r.columns[c]); });
+    });
+    if (unbounded) {  // never "NaN×" or "Infinity": say which inputs made it so
+      this.status.appendChild(el("div", { class: "admonition warning", "data-role": "message",
+        "data-kind": "override" }, [el("p", { class: "admonition-title", text: "Invalid input" }),
+        el("p", { text: "These figures give a time that is not a finite number; check the " +
+          "overrides (a fraction or peak near 0 divides to infinity)." })]));
+      return;
+    }
     this.render(result, mode, hw.values, torchao);
   };
 
@@ -767,8 +794,11 @@
     });
   }
 
-  // pyRepr and fmtG are exposed for the tests that compare them with Python's.
-  window.RooflineCalculator = { evaluateColumns: evaluateColumns, pyRepr: pyRepr, fmtG: fmtG };
+  // pyRepr, fmtG and the input checks are exposed for the tests that compare them with
+  // Python's (tests/test_hostile_findings.py runs them in node).
+  window.RooflineCalculator = { evaluateColumns: evaluateColumns, pyRepr: pyRepr, fmtG: fmtG,
+                                dimProblem: dimProblem, groupsProblem: groupsProblem,
+                                inRange: inRange };
   if (typeof document$ !== "undefined") document$.subscribe(start);
   else document.addEventListener("DOMContentLoaded", start);
 })();

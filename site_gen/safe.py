@@ -157,11 +157,12 @@ def http_url(url: str) -> str:
     return url
 
 
-def external_link(url: str) -> Md:
-    """An HTML link to an external http(s) URL (checked again here: defence in depth)."""
+def external_link(url: str, text: object = None) -> Md:
+    """An HTML link to an external http(s) URL (checked again here: defence in depth),
+    its text the URL itself or ``text``, escaped."""
     safe = html.escape(http_url(url), quote=True)
-    text = md_text(url)
-    return Md(f'<a href="{safe}" rel="nofollow noopener">{text}</a>', url)
+    shown = md_text(url if text is None else text)
+    return Md(f'<a href="{safe}" rel="nofollow noopener">{shown}</a>', url)
 
 
 def csv_cell(value: object) -> object:

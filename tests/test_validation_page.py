@@ -346,3 +346,19 @@ def test_methodology_describes_the_calibrated_model(bundled_site) -> None:
     for role in (SetRole.HOLDOUT, SetRole.FIT):
         count = len(load_measurements().by_role(role))
         assert f"**{ROLE_TEXT[role].capitalize()}** ({count} sets" in text
+
+
+def test_cv_sources_read_as_short_names_and_stay_escaped():
+    from site_gen.pages.validation import _short_source, _source
+
+    assert _short_source("https://github.com/pytorch/ao/pull/3306") == "pytorch/ao PR #3306"
+    assert (
+        _short_source("https://github.com/pytorch/ao/blob/36027d82d1ad/docs/x/inference.md")
+        == "pytorch/ao docs/x/inference.md @36027d82"
+    )
+    assert _short_source("https://example.org/t") == "https://example.org/t"
+    # a URL with markup is refused as a link and shown as escaped text, never a tag
+    from site_gen import safe
+
+    cell = _source("https://github.com/o/r/blob/abc/<b>x</b>.md", short=True)
+    assert "<b>" not in str(safe.md_text(cell)) and "href" not in str(safe.md_text(cell))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from roofline import units
 from roofline.error_bands import ErrorBands, load_error_bands
@@ -92,12 +93,27 @@ class SetView:
     log2_m: bool  # the chart's x axis is M (else the points in order)
 
 
-def _source(url: str) -> Cell:
-    """An external link when the URL is http(s) (the lint makes sure), else plain text."""
+def _source(url: str, short: bool = False) -> Cell:
+    """An external link when the URL is http(s) (the lint makes sure), else plain text;
+    ``short``: the link reads ``owner/repo PR #N`` or ``owner/repo path @commit``."""
     try:
-        return safe.external_link(url)
+        return safe.external_link(url, _short_source(url) if short else None)
     except safe.UnsafeUrlError:
         return url
+
+
+def _short_source(url: str) -> str:
+    """``pytorch/ao PR #3306``, ``pytorch/ao docs/.../inference.md @36027d82`` for GitHub
+    URLs; any other URL as it is."""
+    parts = urlsplit(url).path.strip("/").split("/")
+    if "github.com" not in urlsplit(url).netloc or len(parts) < 4:
+        return url
+    repo = "/".join(parts[:2])
+    if parts[2] == "pull":
+        return f"{repo} PR #{parts[3]}"
+    if parts[2] == "blob" and len(parts) > 4:
+        return f"{repo} {'/'.join(parts[4:])} @{parts[3][:8]}"
+    return url
 
 
 def _set_view(result: SetResult, site_specs: SpecDatabase) -> SetView:
@@ -195,7 +211,8 @@ def _cv_tables(bands: ErrorBands) -> dict[str, Table]:
 
     sources = sorted(bands.sources.items(), key=lambda kv: -kv[1])
     source_rows = [
-        (_source(url), vr.percent(cv), vr.percent(bands.sources_torchao.get(url, math.nan)))
+        (_source(url, short=True), vr.percent(cv),
+         vr.percent(bands.sources_torchao.get(url, math.nan)))
         for url, cv in sources
     ]
     return {
@@ -238,7 +255,7 @@ def render_with(site: SiteInput, measurements: MeasurementDatabase, specs: SpecD
         "cv": vr.percent(bands.overall),
         "fit": vr.percent(bands.fit if bands.fit is not None else math.nan),
         "torchao": vr.percent(bands.torchao if bands.torchao is not None else math.nan),
-        "worst": _source(worst[0]) if worst else units.MISSING,
+        "worst": _source(worst[0], short=True) if worst else units.MISSING,
         "worst_cv": vr.percent(worst[1]) if worst else units.MISSING,
         "sources": len(bands.sources),
         "goals": {role.value: vr.percent(goal) for role, goal in GOALS.items()},

@@ -159,10 +159,10 @@ def http_url(url: str) -> str:
 
 def external_link(url: str, text: object = None) -> Md:
     """An HTML link to an external http(s) URL (checked again here: defence in depth),
-    its text the URL itself or ``text``, escaped."""
+    its text the URL itself or ``text``, escaped (exports write the same text)."""
     safe = html.escape(http_url(url), quote=True)
-    shown = md_text(url if text is None else text)
-    return Md(f'<a href="{safe}" rel="nofollow noopener">{shown}</a>', url)
+    plain_text = url if text is None else str(plain(text))
+    return Md(f'<a href="{safe}" rel="nofollow noopener">{md_text(plain_text)}</a>', plain_text)
 
 
 def csv_cell(value: object) -> object:

@@ -257,3 +257,13 @@ def test_band_text_names_the_basis():
     band = band_for(gpu, basis)
     assert basis is not RowBasis.MEASURED
     assert "no measurement on this GPU" in band.text()
+
+
+def test_support_flags_parameters_pinned_by_one_point_or_one_shape():
+    from roofline.crossval import support
+
+    rows = {(s.gpu, s.key): s for s in support(DATA, MEASUREMENTS)}
+    one_point = rows[("NVIDIA H100 SXM", "grouped_efficiency.2d3d")]  # one M3 kernel
+    assert (one_point.points, one_point.shapes) == (1, 1) and one_point.weak
+    cast = rows[(None, "cast_fixed_latency_s")]  # M1 sweeps and the H100 cast table
+    assert cast.points >= 3 and cast.shapes >= 2 and not cast.weak

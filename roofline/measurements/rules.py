@@ -46,7 +46,7 @@ RESERVED_IDS = frozenset(
         "fitted-on", "context-shown-not-scored", "calibration-parameters", "model-wide",
         "gemm-efficiency", "cast-kernel-bandwidth-efficiency",
         "grouped-gemms-and-nvfp4-training-kernels", "every-value-with-its-source",
-        "cross-validation-by-source",
+        "cross-validation-by-source", "weakly-determined",
     }
 )  # fmt: skip
 MAX_ID_LENGTH = 64

@@ -16,6 +16,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from roofline import units
+from roofline.calibration.data import load_calibration
+from roofline.crossval import support
 from roofline.error_bands import ErrorBands, load_error_bands
 from roofline.evaluate import calibration_of
 from roofline.measurements import (
@@ -201,6 +203,17 @@ def _parameters(site: SiteInput) -> dict[str, Table]:
     }
 
 
+def _weak_table(measurements: MeasurementDatabase) -> Table:
+    """The stored parameters too few points or shapes pin (:func:`roofline.crossval.support`)."""
+    header = ("GPU", "parameter", "points", "distinct shapes")
+    rows = [
+        (s.gpu or "all GPUs", safe.code(s.key), str(s.points), str(s.shapes))
+        for s in support(load_calibration(), measurements)
+        if s.weak
+    ]
+    return Table(header, rows, ("---", "---", "--:", "--:"), name="weakly-determined")
+
+
 def _cv_tables(bands: ErrorBands) -> dict[str, Table]:
     """Cross-validation by source, from the stored error bands: per source (beside
     torchao's error), per GPU, per GPU family, per recipe family and per shape size."""
@@ -245,7 +258,7 @@ def render_with(site: SiteInput, measurements: MeasurementDatabase, specs: SpecD
     ]
     summary = {"overall": vr.overall_table(report), "regions": vr.region_table(report),
                "sets": vr.sets_table(report.sets)}  # fmt: skip
-    parameters = _parameters(site)
+    parameters = {**_parameters(site), "weak": _weak_table(measurements)}
     bands = load_error_bands()
     cv = _cv_tables(bands)
     tables = [*cv.values(), *summary.values(), *(v.table for v in views.values()),

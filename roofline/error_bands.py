@@ -79,6 +79,15 @@ class ErrorBand:
     fraction: float  # the CV mean absolute error that applies (0.18 = +/-18%)
     of: str  # whose CV error it is: "NVIDIA B200", "CDNA3 family", "all sources"
 
+    @property
+    def fallback(self) -> bool:
+        """The number rests on a fallback: no measurement on this GPU for some parameter."""
+        return self.basis is not RowBasis.MEASURED
+
+    def short(self) -> str:
+        """``±18%``: the band alone, for tables."""
+        return f"±{self.fraction:.0%}"
+
     def text(self) -> str:
         """``±18% (no measurement on this GPU; CDNA3 family CV)``."""
         if self.basis is RowBasis.MEASURED:
@@ -88,16 +97,30 @@ class ErrorBand:
         return f"±{self.fraction:.0%} ({why})"
 
 
+def per_gpu_keys(exprs: Iterable[sympy.Expr]) -> frozenset[str]:
+    """The per-GPU calibration parameters ``exprs`` use (model-wide latencies left out)."""
+    used = set().union(*(e.free_symbols for e in exprs))
+    return frozenset(_PER_GPU[s] for s in used if s in _PER_GPU)
+
+
+def _basis(params: CalibratedParameters, keys: Iterable[str]) -> RowBasis:
+    return _BASIS_OF_LEVEL[worst_level(params.values[key].level for key in keys)]
+
+
 def row_basis(params: CalibratedParameters, exprs: Iterable[sympy.Expr]) -> RowBasis:
     """The weakest level among the per-GPU parameters ``exprs`` use."""
-    used = set().union(*(e.free_symbols for e in exprs))
-    levels = [params.values[_PER_GPU[s]].level for s in used if s in _PER_GPU]
-    return _BASIS_OF_LEVEL[worst_level(levels)]
+    return _basis(params, per_gpu_keys(exprs))
+
+
+@functools.cache
+def _model_keys(model: RooflineModel) -> frozenset[str]:
+    # Once per model (models are built once): a site asks for hundreds of bands.
+    return per_gpu_keys(t.expr for t in model.terms)
 
 
 def model_band(gpu: GpuSpec, params: CalibratedParameters, model: RooflineModel) -> ErrorBand:
     """The error band of every number a calibrated ``model`` gives for ``gpu``."""
-    return band_for(gpu, row_basis(params, [t.expr for t in model.terms]))
+    return band_for(gpu, _basis(params, _model_keys(model)))
 
 
 def band_for(gpu: GpuSpec, basis: RowBasis, bands: ErrorBands | None = None) -> ErrorBand:

@@ -35,6 +35,7 @@ import json
 import sympy
 from sympy.printing.jscode import JavascriptCodePrinter
 
+from roofline.error_bands import per_gpu_keys
 from roofline.evaluate import COLUMN_QUANTITIES, COLUMN_SUMS, columns_for
 from roofline.formulas import MODEL_VERSION, QUANTITY_SYMBOLS, RooflineModel, build_model
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
@@ -198,10 +199,12 @@ def calibrated_entry(torchao: RooflineModel, calibrated: RooflineModel) -> str:
     ], (torchao.mode, torchao.recipe.name, torchao.fusion)
     assert model_metadata(calibrated) == model_metadata(torchao)
     ignores = sorted(_hardware_keys(torchao) - _hardware_keys(calibrated))
+    # The per-GPU parameters whose levels set the error band (roofline.error_bands).
+    band_keys = sorted(per_gpu_keys(t.expr for t in calibrated.terms))
     body = model_function(calibrated).replace("\n", "\n    ")
     return (
-        f"{{ignores: {json.dumps(ignores)},\n    times: {body},\n"
-        f"    speedup: {speedup_function(calibrated)}}}"
+        f"{{ignores: {json.dumps(ignores)},\n    band_keys: {json.dumps(band_keys)},\n"
+        f"    times: {body},\n    speedup: {speedup_function(calibrated)}}}"
     )
 
 

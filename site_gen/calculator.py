@@ -37,6 +37,7 @@ import numpy as np
 from markupsafe import Markup
 
 from roofline.capability import classify
+from roofline.error_bands import RowBasis, band_for
 from roofline.errors import RooflineError, ShapeError, unknown
 from roofline.evaluate import as_shape_array, calibration_of, check_divisibility
 from roofline.formulas import MODEL_VERSION
@@ -52,6 +53,7 @@ from roofline.specs import (
     NumberRange,
     SpecDatabase,
 )
+from roofline.specs.model import CLOCKED_PEAK_KEYS
 from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS
 from site_gen import config, safe
 from site_gen.calculator_models import groups_messages, preset_data
@@ -211,6 +213,13 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def _bands(gpu: GpuSpec) -> dict[str, list[Any]]:
+    """Basis -> [fraction, whose CV error] of :func:`roofline.error_bands.band_for`, so the
+    page gives a calibrated number the band Python gives it."""
+    return {basis.value: [band_for(gpu, basis).fraction, band_for(gpu, basis).of]
+            for basis in RowBasis}  # fmt: skip
+
+
 def _gpu_data(gpu: GpuSpec, specs: SpecDatabase) -> dict[str, Any]:
     """One GPU's figures: spec values as given (``hw``; an absent per-path peak is null,
     and the page fills it from its fallback key after applying overrides, as
@@ -226,6 +235,10 @@ def _gpu_data(gpu: GpuSpec, specs: SpecDatabase) -> dict[str, Any]:
         "hw": {hw.spec_key: gpu.given(hw.spec_key) for hw in HARDWARE_SYMBOLS},
         "cal": {p.spec_key: numbers[p.spec_key] for p in CALIBRATION_SYMBOLS},
         "cal_assumed": list(calibration.assumed()),
+        # roofline.error_bands: each parameter's level and the CV bands that apply
+        "cal_levels": {key: v.level.value for key, v in calibration.values.items()},
+        "bands": _bands(gpu),
+        "clock_scale": gpu.clock_scale,
         "capability": dense,
         # A grouped layer's verdict where it differs from the dense one (kept small).
         "capability_grouped": {k: v for k, v in grouped.items() if v != dense[k]},
@@ -251,6 +264,8 @@ def calculator_data(specs: SpecDatabase, models: ModelDatabase | None = None) ->
                 "si_unit": "" if hw.unit == "1" else hw.unit,
                 "range": _range_data(hw.spec_key),
                 "fallback": hw.fallback or None,
+                # GpuSpec.value scales it by the GPU's sustained / peak clock
+                "clocked": hw.spec_key in CLOCKED_PEAK_KEYS,
             }
             for hw in HARDWARE_SYMBOLS
         ],

@@ -16,7 +16,7 @@ from typing import Any
 from roofline import site_paths, units
 from roofline.policy import BF16_NAME, GemmResult, ModelPlan, ModelTotal
 from roofline.presets import LinearKind, ModelPreset
-from roofline.recipes import Mode
+from roofline.recipes import RECIPES, Mode
 from site_gen import rows, safe
 from site_gen.context import Table, gpu_page, recipe_result_page, rel
 from site_gen.gather import Atlas
@@ -130,17 +130,30 @@ def best_text(plan: ModelPlan) -> tuple[str, str, str]:
 
 def overview_table(atlas: Atlas, runs: Sequence[ModelRun], page: str) -> Table:
     """Per GPU: the best single recipe and the best mix, in both models."""
-    header = ("GPU", "best recipe (calibrated)", "speedup (calibrated)", "best mix (calibrated)",
-              "best recipe (torchao)", "speedup (torchao)", "best mix (torchao)")  # fmt: skip
+    header = ("GPU", "best recipe (calibrated)", "speedup (calibrated)", "CV error band",
+              "best mix (calibrated)", "best recipe (torchao)", "speedup (torchao)",
+              "best mix (torchao)")  # fmt: skip
     table = Table(header, name="gpus", raw=[],
-                  align=("---", "---", "--:", "--:", "---", "--:", "--:"))  # fmt: skip
+                  align=("---", "---", "--:", "--:", "--:", "---", "--:", "--:"))  # fmt: skip
     for run in runs:
         link = rel(site_paths.model_gpu_page(run.preset.name, run.gpu.name), page)
-        cells = (*best_text(run.calibrated), *best_text(run.torchao))
+        recipe, speedup, mix = best_text(run.calibrated)
+        band = _band(atlas, run, recipe)
+        cells = (recipe, speedup, band, mix, *best_text(run.torchao))
         gpu = rows.gpu_cell(atlas, run.gpu.name, link)
         table.rows.append((gpu, *cells))
-        table.raw.append((gpu.plain, *_raw_best(run.calibrated), *_raw_best(run.torchao)))
+        calibrated = _raw_best(run.calibrated)
+        table.raw.append((gpu.plain, *calibrated[:2], band, calibrated[2],
+                          *_raw_best(run.torchao)))  # fmt: skip
     return table
+
+
+def _band(atlas: Atlas, run: ModelRun, recipe: str) -> str:
+    """The cross-validated error band of a recipe's calibrated numbers on the run's GPU
+    (a training step); — for bf16 and the best mix, which are no one recipe."""
+    if recipe not in RECIPES:
+        return units.MISSING
+    return rows.band_text(rows.error_band(atlas, run.gpu.name, Mode.TRAINING, recipe))
 
 
 def _raw_best(plan: ModelPlan) -> tuple[str, float, float]:
@@ -189,20 +202,24 @@ def totals(plan: ModelPlan) -> list[ModelTotal]:
     return [plan.baseline, *plan.singles(), plan.mix()]
 
 
-def totals_table(run: ModelRun, calibrated: bool, page: str) -> Table:
+def totals_table(run: ModelRun, page: str, atlas: Atlas | None = None) -> Table:
     """The whole model's linear layers per recipe (bf16 where it cannot run a GEMM) and
-    for the best mix: forward, backward and total milliseconds per step, the speedup."""
+    for the best mix: forward, backward and total milliseconds per step, the speedup;
+    with ``atlas``, the calibrated model's table with each recipe's cross-validated error
+    band, else torchao's."""
     header = ("recipe", "forward ms", "backward ms", "total ms", "speedup", "GEMMs in bf16")
-    name = "totals-calibrated" if calibrated else "totals"
-    table = Table(header, name=name, raw=[], align=("---",) + ("--:",) * 5)
-    for t in totals(run.plan(calibrated)):
-        fallbacks = str(len(t.fallbacks))
-        table.rows.append((_recipe_cell(run, t.recipe, page), ms(t.time.forward_s),
-                           ms(t.time.backward_s), ms(t.time.total_s), units.speedup(t.speedup),
-                           fallbacks))  # fmt: skip
-        table.raw.append((t.recipe, to_ms(t.time.forward_s), to_ms(t.time.backward_s),
-                          to_ms(t.time.total_s), rounded_speedup(t.speedup),
-                          len(t.fallbacks)))  # fmt: skip
+    if atlas is not None:
+        header = (*header, "CV error band")
+    name = "totals-calibrated" if atlas is not None else "totals"
+    table = Table(header, name=name, raw=[], align=("---",) + ("--:",) * (len(header) - 1))
+    for t in totals(run.plan(atlas is not None)):
+        cells = (ms(t.time.forward_s), ms(t.time.backward_s), ms(t.time.total_s),
+                 units.speedup(t.speedup), str(len(t.fallbacks)))  # fmt: skip
+        raw = (t.recipe, to_ms(t.time.forward_s), to_ms(t.time.backward_s),
+               to_ms(t.time.total_s), rounded_speedup(t.speedup), len(t.fallbacks))  # fmt: skip
+        band = () if atlas is None else (_band(atlas, run, t.recipe),)
+        table.rows.append((_recipe_cell(run, t.recipe, page), *cells, *band))
+        table.raw.append((*raw, *band))
     return table
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from roofline import guidance, units
 from roofline.capability import Support
+from roofline.error_bands import ErrorBand, model_band
+from roofline.evaluate import compile_model
 from roofline.recipes import Mode
 from site_gen import config, safe
 from site_gen.context import SUPPORT_BADGE, Cell, Table, gpu_page, recipe_result_page, rel
@@ -25,6 +27,9 @@ DASH = units.MISSING
 #: How a column header names its model (exports carry the headers as column names).
 CALIBRATED = "calibrated"
 TORCHAO = "torchao"
+#: Marks a calibrated number that rests on a fallback (no measurement on the GPU for a
+#: parameter its recipe uses), beside its cross-validated error band.
+FALLBACK_MARK = "*"
 #: Marks a GPU whose calibrated efficiencies are assumed (no calibration data).
 ASSUMED_MARK = "‡"
 
@@ -57,6 +62,18 @@ def with_range(text: str, result: RecipeResult, key: str = "canonical") -> str:
     return f"{text} ({spread})" if spread else text
 
 
+def error_band(atlas: Atlas, gpu_name: str, mode: Mode, recipe: str) -> ErrorBand:
+    """The cross-validated error band of ``recipe``'s calibrated numbers on a GPU
+    (:func:`roofline.error_bands.model_band`)."""
+    model = compile_model(mode, recipe, calibrated=True).model
+    return model_band(atlas.specs[gpu_name], atlas.calibration(gpu_name), model)
+
+
+def band_text(band: ErrorBand) -> str:
+    """``±23%``, or ``±33%*`` when the number rests on a fallback."""
+    return band.short() + (FALLBACK_MARK if band.fallback else "")
+
+
 def gpu_cell(atlas: Atlas, gpu_name: str, link: str) -> safe.Md:
     """A GPU's name linking to its page, marked when its efficiencies are assumed."""
     if atlas.has_calibration_data(gpu_name):
@@ -80,13 +97,16 @@ def llama_names() -> tuple[str, ...]:
     return tuple(s.name for s in next(t for t in table_sets() if t.name == "llama").shapes)
 
 
-def matrix_cell(result: RecipeResult, value: float | None, page: str, best: bool) -> safe.Md:
-    """A home matrix cell: the speedup linking to the GPU x recipe page."""
+def matrix_cell(
+    result: RecipeResult, value: float | None, page: str, best: bool, fallback: bool = False
+) -> safe.Md:
+    """A home matrix cell: the speedup linking to the GPU x recipe page, marked
+    :data:`FALLBACK_MARK` when it rests on a fallback."""
     link = result_link(result, page)
     support = result.capability.support
     if value is None or support is Support.IMPOSSIBLE:
         return safe.link(DASH, link)
-    text = safe.concat(units.speedup(value))
+    text = safe.concat(units.speedup(value), FALLBACK_MARK if fallback else "")
     if support is Support.HYPOTHETICAL:
         text = safe.concat(safe.emphasis(text), "†")
     elif support is Support.EMULATED:  # runs, as bf16 GEMMs: marked, not italic
@@ -105,6 +125,8 @@ def matrix_table(atlas: Atlas, mode: Mode, shape_set: str, page: str,
     """
     recipes = atlas.recipes(mode)
     header = ("GPU", *(safe.breakable(r.name) for r in recipes))
+    if calibrated:
+        header = (*header, "CV error band")
     suffix = "" if calibrated else "-torchao"
     table = Table(header, name=f"matrix-{mode.value}-{shape_set}{suffix}")
     for gpu in atlas.gpus:
@@ -113,12 +135,21 @@ def matrix_table(atlas: Atlas, mode: Mode, shape_set: str, page: str,
         best, _ = guidance.pick_best(
             {r.recipe.name: v for v, r in zip(values, results, strict=True) if r.native and v}
         )
+        bands = [error_band(atlas, gpu.name, mode, r.recipe.name) for r in results]
         cells = [
-            matrix_cell(r, v, page, r.recipe.name == best)
-            for v, r in zip(values, results, strict=True)
+            matrix_cell(r, v, page, r.recipe.name == best, calibrated and b.fallback)
+            for v, r, b in zip(values, results, bands, strict=True)
         ]
-        table.rows.append((gpu_cell(atlas, gpu.name, rel(gpu_page(gpu), page)), *cells))
+        row = (gpu_cell(atlas, gpu.name, rel(gpu_page(gpu), page)), *cells)
+        table.rows.append((*row, _bands_cell(bands)) if calibrated else row)
     return table
+
+
+def _bands_cell(bands: list[ErrorBand]) -> str:
+    """A matrix row's bands: ``±23%`` for its measured numbers, ``±33%*`` for those on a
+    fallback (each once, measured first)."""
+    texts = dict.fromkeys(band_text(b) for b in sorted(bands, key=lambda b: b.fallback))
+    return "; ".join(texts)
 
 
 def _best_cell(atlas: Atlas, gpu: str, mode: Mode, page: str, calibrated: bool) -> Cell:
@@ -126,7 +157,10 @@ def _best_cell(atlas: Atlas, gpu: str, mode: Mode, page: str, calibrated: bool) 
     if best is None:
         return "stay in bf16"
     text = f"{best.recipe.name}, {units.speedup(best.canonical_speedup)}"
-    return safe.link(with_range(text, best), result_link(best, page)) if calibrated else text
+    if not calibrated:
+        return text
+    band = band_text(error_band(atlas, gpu, mode, best.recipe.name))
+    return safe.link(with_range(f"{text} {band}", best), result_link(best, page))
 
 
 def best_table(atlas: Atlas, page: str) -> Table:
@@ -223,9 +257,10 @@ def speedup_summary(result: RecipeResult) -> dict[str, str]:
     }
 
 
-def headline_table(result: RecipeResult) -> Table:
+def headline_table(result: RecipeResult, band: ErrorBand | None = None) -> Table:
     """The summary under a GPU x recipe page's title: a row per model (calibrated first,
-    its canonical speedup in bold), and the plausible range where efficiencies are assumed."""
+    its canonical speedup in bold), the plausible range where efficiencies are assumed,
+    and the calibrated speedups' cross-validated error ``band``."""
     kn = config.CANONICAL_KN
     header = ("model", f"M = {config.CANONICAL_M}, K = N = {kn}", "with fusion",
               "llama shapes (all four)", f"break-even M at K = N = {kn}")  # fmt: skip
@@ -241,6 +276,9 @@ def headline_table(result: RecipeResult) -> Table:
     if any(spread):
         rows.append(("plausible range (assumed parameters)",
                      *(value or units.MISSING for value in spread)))  # fmt: skip
+    if band is not None:
+        text = band_text(band)
+        rows.append(("calibrated: cross-validated error band", text, text, text, DASH))
     return Table(header, rows, name="headline")
 
 
@@ -256,25 +294,28 @@ def page_break_even_table(result: RecipeResult) -> Table:
     return table
 
 
-def recipe_gpus_table(results: list[RecipeResult], page: str, name: str) -> Table:
+def recipe_gpus_table(
+    results: list[RecipeResult], page: str, name: str, bands: list[ErrorBand]
+) -> Table:
     """One recipe in one mode on every GPU: headline speedups and break-even M of the
-    calibrated model, torchao's canonical speedup beside them."""
+    calibrated model with its cross-validated error band (``bands``, one per result),
+    torchao's canonical speedup beside them."""
     kn = config.CANONICAL_KN
     shape = f"M={config.CANONICAL_M}, K=N={kn}"
-    header = ("GPU", "support", f"{shape} ({CALIBRATED})", f"{shape} ({TORCHAO})",
-              f"llama, all four ({CALIBRATED})",
+    header = ("GPU", "support", f"{shape} ({CALIBRATED})", "CV error band",
+              f"{shape} ({TORCHAO})", f"llama, all four ({CALIBRATED})",
               f"break-even M at K=N={kn} ({CALIBRATED})")  # fmt: skip
     table = Table(header, name=name)
-    for r in results:
+    for r, band in zip(results, bands, strict=True):
         gpu_link = safe.link(r.gpu.name, result_link(r, page))
         if not r.computable:
-            table.rows.append((gpu_link, "not computable", DASH, DASH, DASH, DASH))
+            table.rows.append((gpu_link, "not computable", DASH, DASH, DASH, DASH, DASH))
             continue
         summary = speedup_summary(r)
         badge = SUPPORT_BADGE[r.capability.support]
         table.rows.append((gpu_link, badge, with_range(summary["canonical"], r),
-                           units.speedup(r.torchao.canonical_speedup), summary["llama"],
-                           summary["break_even"]))  # fmt: skip
+                           band_text(band), units.speedup(r.torchao.canonical_speedup),
+                           summary["llama"], summary["break_even"]))  # fmt: skip
     return table
 
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from roofline import guidance, units
-from roofline.evaluate import calibration_of
+from roofline.error_bands import model_band
+from roofline.evaluate import calibration_of, compile_model
 from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.specs import load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS
@@ -54,6 +55,13 @@ def _without_range(text: str) -> str:
     return re.sub(r" \([^)]*\)$", "", text)
 
 
+def _band(gpu, mode: Mode, recipe: str) -> str:
+    """``±23%`` (``*`` on a fallback): roofline.error_bands' band of the calibrated model."""
+    model = compile_model(mode, recipe, calibrated=True).model
+    band = model_band(gpu, calibration_of(gpu, SPECS), model)
+    return f"±{band.fraction:.0%}" + ("*" if band.fallback else "")
+
+
 def test_home_best_table_is_guidance_best_recipe(pages):
     rows = _rows(pages["generated/_snippets/home_matrix.md.txt"], "| GPU | best training")
     assert len(rows) == len(SPECS)
@@ -66,6 +74,8 @@ def test_home_best_table_is_guidance_best_recipe(pages):
                                       strict=True):  # fmt: skip
                 name, speedup = g.best_canonical[mode]
                 want = "stay in bf16" if name is None else f"{name}, {units.speedup(speedup)}"
+                if name is not None and g.calibrated:  # with its cross-validated band
+                    want += " " + _band(gpu, mode, name)
                 assert strip(_text(cell)) == want, (gpu.name, mode, g.calibrated)
                 # the same rule evaluated directly at the canonical shape
                 best = guidance.best_recipe(gpu, mode, *guidance.CANONICAL_SHAPE,

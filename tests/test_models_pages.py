@@ -16,10 +16,12 @@ import pytest
 from browser.site_fixtures import SMALL_SPECS, build_small_site, require_katex
 
 from roofline import site_paths
-from roofline.evaluate import calibration_of
+from roofline.error_bands import model_band
+from roofline.evaluate import calibration_of, compile_model
 from roofline.history import SpecHistory
 from roofline.policy import BF16_NAME, plan_model
 from roofline.presets import load_models, parse_models
+from roofline.recipes import RECIPES
 from roofline.specs import load_specs
 from site_gen.cache import BuildCache
 from site_gen.gather import Atlas, calibration_digest
@@ -112,8 +114,10 @@ def test_numbers_are_plan_models(section, specs, calibrated: bool) -> None:
     expected = [plan.baseline, *plan.singles(), plan.mix()]
     assert [row[0] for row in totals] == [t.recipe for t in expected]
     for row, t in zip(totals, expected, strict=True):
+        band = [_band((specs[GPU], specs), t.recipe)] if calibrated else []
         assert row[1:] == [t.time.forward_s * 1e3, t.time.backward_s * 1e3,
-                           t.time.total_s * 1e3, round(t.speedup, 2), len(t.fallbacks)]  # fmt: skip
+                           t.time.total_s * 1e3, round(t.speedup, 2), len(t.fallbacks),
+                           *band]  # fmt: skip
     # The headline quotes the best single recipe and the mix of this model.
     page = files[site_paths.model_gpu_page(MODEL, GPU)]
     best = plan.best_single()
@@ -126,12 +130,26 @@ def test_overview_rows_are_the_best_recipes_per_gpu(section, specs) -> None:
     folder = site_paths.model_page(MODEL).removesuffix("/index.md")
     rows = json.loads(files[f"{folder}/gpus.json"])["data"]
     for row, gpu in zip(rows, specs.values(), strict=True):
-        for offset, calibrated in ((1, True), (4, False)):
+        for offset, calibrated in ((1, True), (5, False)):
             plan = plan_model(MODEL, gpu, SITE_TOKENS, calibrated=calibrated, specs=specs)
             best = plan.best_single()
             assert best is not None
-            speedups = [round(best.speedup, 2), round(plan.mix().speedup, 2)]
-            assert row[offset : offset + 3] == [best.recipe, *speedups]
+            speedup, mix = round(best.speedup, 2), round(plan.mix().speedup, 2)
+            if calibrated:  # with the best recipe's cross-validated band
+                want = [best.recipe, speedup, _band((gpu, specs), best.recipe), mix]
+                assert row[offset : offset + 4] == want
+            else:
+                assert row[offset : offset + 3] == [best.recipe, speedup, mix]
+
+
+def _band(gpu_specs, recipe: str) -> str:
+    """The band the pages give a recipe's training numbers (— for bf16 and the mix)."""
+    gpu, specs = gpu_specs
+    if recipe not in RECIPES:
+        return "—"
+    model = compile_model("training", recipe, calibrated=True).model
+    band = model_band(gpu, calibration_of(gpu, specs), model)
+    return f"±{band.fraction:.0%}" + ("*" if band.fallback else "")
 
 
 def _links(markdown: str) -> list[str]:

@@ -15,8 +15,6 @@ from typing import Any
 from roofline import guidance, units
 from roofline.calibration.params import Basis, CalibratedParameters
 from roofline.capability import classify
-from roofline.error_bands import RowBasis, model_band
-from roofline.evaluate import compile_model
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import GpuSpec
 from roofline.symbols import CALIBRATION_SYMBOLS
@@ -104,11 +102,10 @@ def _mode(
 
 
 def _band(site: SiteInput, gpu: GpuSpec, mode: Mode, recipe: str) -> dict[str, Any]:
-    """The cross-validated error band of ``recipe``'s calibrated numbers on ``gpu``
-    (:func:`roofline.error_bands.model_band`) and whether it rests on a fallback."""
-    model = compile_model(mode, recipe, calibrated=True).model
-    band = model_band(gpu, site.atlas.calibration(gpu.name), model)
-    return {"band": band.text(), "fallback": band.basis is not RowBasis.MEASURED}
+    """The cross-validated error band of ``recipe``'s calibrated numbers on ``gpu`` and
+    whether it rests on a fallback."""
+    band = rows.error_band(site.atlas, gpu.name, mode, recipe)
+    return {"band": band.text(), "fallback": band.fallback}
 
 
 def _value(key: str, value: float | None) -> str:

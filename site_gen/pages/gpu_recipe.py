@@ -12,7 +12,7 @@ from typing import Any
 from roofline.site_paths import grouped_result_page
 from site_gen import calculator, charts, config, exports, rows, spec_rows
 from site_gen.charts import breakdown_labels
-from site_gen.context import gpu_dir, gpu_page, recipe_page, recipe_result_page, rel
+from site_gen.context import GEN, gpu_dir, gpu_page, recipe_page, recipe_result_page, rel
 from site_gen.gather import RecipeResult
 from site_gen.pages.base import PageOutput, SiteInput, page
 
@@ -43,6 +43,7 @@ def render(site: SiteInput, result: RecipeResult) -> PageOutput:
     common = _common(result, path)
     common["calibration_data"] = site.atlas.has_calibration_data(gpu.name)
     common["calibration_link"] = rel(gpu_page(gpu), path) + "#calibrated-model-parameters"
+    common["validation_link"] = rel(f"{GEN}/validation.md", path)
     grouped = grouped_result_page(gpu.name, mode, recipe.name)
     has_grouped = (gpu.name, mode, recipe.name) in site.atlas.grouped
     common["grouped_link"] = rel(grouped, path) if has_grouped else ""
@@ -51,7 +52,9 @@ def render(site: SiteInput, result: RecipeResult) -> PageOutput:
     stem = config.recipe_page_name(mode, recipe.name)
     torchao = result.torchao
     tables = {
-        "headline": rows.headline_table(result),
+        "headline": rows.headline_table(
+            result, rows.error_band(site.atlas, gpu.name, mode, recipe.name)
+        ),
         "llama-calibrated": rows.columns_table(result, "llama", rows.llama_names()),
         "llama": rows.columns_table(torchao, "llama", rows.llama_names()),
         "pow2-calibrated": rows.columns_table(result, "pow2"),

@@ -7,7 +7,7 @@ model has its own column in the best-recipe table and its own tab beside each ma
 from __future__ import annotations
 
 from site_gen import config, rows
-from site_gen.context import GEN
+from site_gen.context import GEN, rel
 from site_gen.pages.base import PageOutput, SiteInput, page
 
 #: Links in the snippet are relative to the page that includes it.
@@ -31,5 +31,6 @@ def render(site: SiteInput) -> PageOutput:
         PAGE, "home_matrix.md.j2", [best, *matrices.values()],
         output=f"{GEN}/_snippets/home_matrix.md.txt", export_folder=f"{GEN}/home",
         best_table=best, matrices=matrices, modes=config.MODES, assumed=assumed, ranged=ranged,
-        assumed_mark=rows.ASSUMED_MARK,
+        assumed_mark=rows.ASSUMED_MARK, fallback_mark=rows.FALLBACK_MARK,
+        validation=rel(f"{GEN}/validation.md", PAGE),
     )  # fmt: skip

@@ -117,8 +117,8 @@ def model_gpu(site: SiteInput, run: ModelRun) -> PageOutput:
     stacked time chart and the featured GEMMs' formulas."""
     path = site_paths.model_gpu_page(run.preset.name, run.gpu.name)
     tables = {
-        "totals-calibrated": model_rows.totals_table(run, True, path),
-        "totals": model_rows.totals_table(run, False, path),
+        "totals-calibrated": model_rows.totals_table(run, path, site.atlas),
+        "totals": model_rows.totals_table(run, path),
         "gemms-calibrated": model_rows.gemm_table(run, True),
         "gemms": model_rows.gemm_table(run, False),
     }

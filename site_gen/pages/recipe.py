@@ -37,7 +37,9 @@ def render(site: SiteInput, recipe: Recipe) -> PageOutput:
             jobs.append(chart)
         sections.append(ModeSection(
             mode=mode.value, chart=None if chart is None else rel(chart.path, path),
-            table=rows.recipe_gpus_table(results, path, mode.value),
+            table=rows.recipe_gpus_table(results, path, mode.value, [
+                rows.error_band(site.atlas, g.name, mode, recipe.name) for g in site.atlas.gpus
+            ]),
             formulas=site.symbolic[(mode.value, recipe.name)],
             kernels=spec_rows.kernels_table(recipe, mode, f"{mode.value}-kernels"),
         ))  # fmt: skip

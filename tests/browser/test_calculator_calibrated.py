@@ -282,3 +282,29 @@ def test_widget_that_starts_calibrated_writes_calibrated_0(session: Session) -> 
     page.locator(ALERT).wait_for()
     assert page.is_checked(".ra-calc input[name=calibrated]")
     assert session.errors == []
+
+
+@pytest.mark.parametrize(
+    ("gpu", "mode", "recipe"),
+    [("Test B200", "training", "mxfp8_cublas"), ("Test H100", "inference", "rowwise"),
+     ("Test B200", "inference", "nvfp4")],
+)  # fmt: skip
+def test_calibrated_speedup_carries_the_python_error_band(session, gpu, mode, recipe) -> None:  # noqa: F811
+    """The band the page gives is roofline.error_bands.model_band's for the same model."""
+    from roofline.error_bands import model_band
+    from roofline.evaluate import compile_model
+
+    page = session.page
+    case = {**DEFAULT, "gpu": gpu, "mode": mode, "recipe": recipe}
+    session.open(CALCULATOR + _query(case) + "&calibrated=1")
+    note = page.locator(".ra-calc [data-role=calibration-band]")
+    note.wait_for()
+    assert page.input_value(".ra-calc select[name=gpu]") == gpu
+    assert page.input_value(".ra-calc select[name=recipe]") == recipe
+    spec = SPECS[gpu]
+    model = compile_model(mode, recipe, calibrated=True).model
+    want = model_band(spec, calibration_of(spec, SPECS), model)
+    assert note.get_attribute("data-basis") == want.basis.value
+    assert float(note.get_attribute("data-band")) == pytest.approx(want.fraction)
+    assert f"±{want.fraction:.0%}" in note.inner_text()
+    assert session.errors == []

@@ -581,6 +581,11 @@
     this.data.hardware.forEach(function (h) {
       if (h.fallback && (hw[h.key] === null || hw[h.key] === undefined)) hw[h.key] = hw[h.fallback];
     });
+    // Then GpuSpec.value's clock: a card that holds a higher clock than its printed peaks
+    // assume (sustained_clock_mhz) runs every peak at sustained / peak clock.
+    this.data.hardware.forEach(function (h) {
+      if (h.clocked && hw[h.key] !== null && hw[h.key] !== undefined) hw[h.key] *= g.clock_scale;
+    });
     return { values: hw, overridden: overridden, errors: errors };
   };
 
@@ -684,12 +689,29 @@
           "calibrated model (it uses its own efficiencies and fixed latencies); it changes " +
           "only torchao's speedup shown beside it." }));
     }
+    var band = this.band(key, grouped);
+    this.status.appendChild(el("p", { class: "ra-calc-note", "data-role": "calibration-band",
+      "data-basis": band.basis, "data-band": String(band.fraction),
+      text: "Cross-validated error band of the calibrated speedup: ±" +
+        Math.round(band.fraction * 100) + "% (" + (band.basis === "measured" ? "" :
+        "no measurement on this GPU; ") + band.of + " CV)." }));
     var assumed = this.gpuData().cal_assumed;
     if (assumed.length) {
       this.status.appendChild(el("p", { class: "ra-calc-note", "data-role": "calibration-assumed",
         text: "No public measurement for " + this.gpu.value + " gives " + assumed.join(", ") +
           ": the calibrated model uses stated fallbacks for them, so its numbers are less certain." }));
     }
+  };
+
+  // roofline.error_bands.model_band: the weakest level among the per-GPU parameters the
+  // calibrated model uses sets the basis; the GPU's bands give its fraction.
+  Calculator.prototype.band = function (key, grouped) {
+    var entry = own(window.RooflineModels.models, key);
+    var keys = (grouped ? entry.grouped : entry).calibrated.band_keys, g = this.gpuData();
+    var order = ["gpu", "family", "global"], worst = 0;
+    keys.forEach(function (k) { worst = Math.max(worst, order.indexOf(g.cal_levels[k])); });
+    var basis = ["measured", "family", "global"][worst], band = g.bands[basis];
+    return { basis: basis, fraction: band[0], of: band[1] };
   };
 
   // torchao: torchao's result, shown beside the calibrated one (result.calibrated).

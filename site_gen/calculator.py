@@ -216,8 +216,8 @@ def _finite(value: float | None) -> float | None:
 def _bands(gpu: GpuSpec) -> dict[str, list[Any]]:
     """Basis -> [fraction, whose CV error] of :func:`roofline.error_bands.band_for`, so the
     page gives a calibrated number the band Python gives it."""
-    return {basis.value: [band_for(gpu, basis).fraction, band_for(gpu, basis).of]
-            for basis in RowBasis}  # fmt: skip
+    bands = {basis: band_for(gpu, basis) for basis in RowBasis}
+    return {basis.value: [band.fraction, band.of] for basis, band in bands.items()}
 
 
 def _gpu_data(gpu: GpuSpec, specs: SpecDatabase) -> dict[str, Any]:

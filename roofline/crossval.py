@@ -138,16 +138,17 @@ class CrossValidation:
         return self.by_point(lambda mset, _point: key(mset))
 
     def by_point(
-        self, key: Callable[[MeasurementSet, Point], str]
+        self,
+        key: Callable[[MeasurementSet, Point], str],
+        model: ModelKind = ModelKind.CALIBRATED,
     ) -> dict[str, tuple[float, int]]:
-        """Mean CV error and point count per group of points (``key``: a point's group)."""
+        """Mean CV error and point count per group of points (``key``: a point's group);
+        ``model=TORCHAO``: torchao's error on the same points (it is never refitted)."""
         groups: dict[str, list[float]] = {}
         for fold in self.folds:
             for result in fold.results:
                 for p in result.points:
-                    groups.setdefault(key(result.set, p.point), []).append(
-                        abs(p.error(ModelKind.CALIBRATED))
-                    )
+                    groups.setdefault(key(result.set, p.point), []).append(abs(p.error(model)))
         return {name: (statistics.fmean(v), len(v)) for name, v in sorted(groups.items())}
 
 
@@ -243,9 +244,12 @@ def support(data: CalibrationData, measurements: MeasurementDatabase) -> tuple[S
 
 #: Shape-size buckets of the Validation page: a point's largest GEMM, M x K x N.
 SIZE_BUCKETS: tuple[tuple[str, float], ...] = (
-    ("MKN < 2^30", 2.0**30),
-    ("2^30 <= MKN < 2^36", 2.0**36),
-    ("MKN >= 2^36", math.inf),
+    ("MKN < 2^27", 2.0**27),
+    ("2^27 <= MKN < 2^30", 2.0**30),
+    ("2^30 <= MKN < 2^33", 2.0**33),
+    ("2^33 <= MKN < 2^36", 2.0**36),
+    ("2^36 <= MKN < 2^39", 2.0**39),
+    ("MKN >= 2^39", math.inf),
 )
 
 
@@ -256,10 +260,17 @@ def size_of(_mset: MeasurementSet, point: Point) -> str:
     return next(name for name, limit in SIZE_BUCKETS if mkn < limit)
 
 
-def by_size(cv: CrossValidation) -> dict[str, float]:
-    """Mean CV error per shape-size bucket, smallest first (empty buckets left out)."""
-    errors = cv.by_point(size_of)
+def by_size(cv: CrossValidation, model: ModelKind = ModelKind.CALIBRATED) -> dict[str, float]:
+    """Mean CV error per shape-size bucket, smallest first (empty buckets left out);
+    ``model=TORCHAO``: torchao's error over the same points."""
+    errors = cv.by_point(size_of, model)
     return {name: errors[name][0] for name, _ in SIZE_BUCKETS if name in errors}
+
+
+def points_by_size(cv: CrossValidation) -> dict[str, int]:
+    """Scored points per shape-size bucket, smallest first (empty buckets left out)."""
+    errors = cv.by_point(size_of)
+    return {name: errors[name][1] for name, _ in SIZE_BUCKETS if name in errors}
 
 
 def bands_from(cv: CrossValidation, specs: SpecDatabase) -> str:
@@ -271,6 +282,7 @@ def bands_from(cv: CrossValidation, specs: SpecDatabase) -> str:
         "source_torchao": {f.source: f.torchao_mean_error() for f in cv.folds},
         "recipe_family": {n: e for n, (e, _) in cv.by(recipe_family_of).items()},
         "size": by_size(cv),
+        "size_torchao": by_size(cv, ModelKind.TORCHAO),
     }
     extra = {"fit": cv.fit_mean_error(), "torchao": cv.torchao_mean_error()}
-    return bands_toml(cv.cv_mean_error(), gpus, families, extra, tables)
+    return bands_toml(cv.cv_mean_error(), gpus, families, extra, tables, points_by_size(cv))

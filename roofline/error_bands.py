@@ -69,6 +69,8 @@ class ErrorBands:
     sources_torchao: Mapping[str, float] = field(default_factory=dict)
     recipe_families: Mapping[str, float] = field(default_factory=dict)
     sizes: Mapping[str, float] = field(default_factory=dict)
+    sizes_torchao: Mapping[str, float] = field(default_factory=dict)
+    size_points: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -152,6 +154,17 @@ def parse_error_bands(doc: Mapping[str, object], origin: str) -> ErrorBands:
             return {}
         return {name: fraction(key, name, value) for name, value in raw.items()}
 
+    def counts(key: str) -> dict[str, int]:
+        raw = doc.get(key, {})
+        if not isinstance(raw, dict):
+            problems.append(DataProblem(origin, None, key, "a table of name = count", "?"))
+            return {}
+        good = {n: v for n, v in raw.items() if type(v) is int and 0 < v <= 1_000_000}
+        for name in raw.keys() - good.keys():
+            expected = "a count in [1, 1000000]"
+            problems.append(DataProblem(origin, key, name, expected, repr(raw[name])))
+        return good
+
     overall = fraction("", "overall", doc.get("overall"))
     optional = {key: fraction("", key, doc[key]) for key in ("fit", "torchao") if key in doc}
     bands = ErrorBands(
@@ -163,6 +176,8 @@ def parse_error_bands(doc: Mapping[str, object], origin: str) -> ErrorBands:
         sources_torchao=table("source_torchao"),
         recipe_families=table("recipe_family"),
         sizes=table("size"),
+        sizes_torchao=table("size_torchao"),
+        size_points=counts("size_points"),
         **optional,
     )
     if problems:
@@ -188,10 +203,12 @@ def bands_toml(
     families: Mapping[str, float],
     extra: Mapping[str, float] | None = None,
     tables: Mapping[str, Mapping[str, float]] | None = None,
+    size_points: Mapping[str, int] | None = None,
 ) -> str:
     """The error-band file's text (written by ``tools/refit_calibration.py``): ``extra``
     holds more top-level numbers (``fit``, ``torchao``), ``tables`` more name -> fraction
-    tables (``source``, ``source_torchao``, ``recipe_family``, ``size``)."""
+    tables (``source``, ``source_torchao``, ``recipe_family``, ``size``, ``size_torchao``);
+    ``size_points`` the scored points per size bucket."""
     lines = [
         "# Roofline Atlas: cross-validated error bands (roofline.error_bands).",
         "# Written by `python tools/refit_calibration.py` from `roofline validate --cv source`:",
@@ -206,4 +223,7 @@ def bands_toml(
     for key, table in all_tables.items():
         lines += ["", f"[{key}]"]
         lines += [f'"{name}" = {value:.4f}' for name, value in sorted(table.items())]
+    if size_points:
+        lines += ["", "[size_points]"]
+        lines += [f'"{name}" = {count}' for name, count in sorted(size_points.items())]
     return "\n".join(lines) + "\n"

@@ -191,11 +191,23 @@ CALIBRATED: tuple[Note, ...] = (
         "Fixed latencies fitted on small shapes",
         "Instead of torchao's launch floor (the longest of compute, memory and the floor), "
         "every GEMM adds a fixed latency to the longer of its compute and memory times, "
-        "fp4 GEMMs their own, and every cast or pointwise kernel launch adds one too. The "
+        "and every cast or pointwise kernel launch adds one too. The "
         "latencies are model-wide, fitted on the small shapes of the fit sets, and make "
         "the achieved fraction of peak fall at small shapes, where torchao's model is "
         "optimistic.",
         "roofline/data/calibration.toml",
+    ),
+    Note(
+        "GEMM tiles run in waves",
+        "A dense GEMM's compute runs at its format's efficiency times a wave efficiency: "
+        "the output splits into 256 x 128 tiles (the tile of NVIDIA's wave-quantization "
+        "example, assumed for every library), the GPU runs sm_count of them at a time, and "
+        "a partly filled tile or last wave costs a full one. With fewer tiles than SMs the "
+        "libraries split K over the idle SMs, so there is no loss. Real libraries pick "
+        "tiles per shape and some use stream-K, which smooths the steps this rule "
+        "predicts; a GPU without sm_count is timed without waves. Grouped GEMMs are not "
+        "wave-quantized (their measured rate factor holds the effect).",
+        "roofline/calibration/terms.py wave_efficiency",
     ),
     Note(
         "Cast bandwidth per kernel kind",

@@ -29,6 +29,9 @@ class HardwareSymbol:
 
     ``fallback`` names the spec key whose value stands in when a GPU's spec omits this
     one (a per-path peak that equals the general one on most GPUs); "" for none.
+    ``default`` is the number an absent value stands for, when that number changes
+    nothing (sm_count: more SMs than any GEMM has tiles, so waves are not modelled); None
+    for none.
     """
 
     symbol: sympy.Symbol
@@ -37,13 +40,20 @@ class HardwareSymbol:
     description: str
     unit: str
     fallback: str = ""
+    default: float | None = None
 
 
 def _hw(
-    name: str, spec_key: str, latex: str, description: str, unit: str, fallback: str = ""
+    name: str,
+    spec_key: str,
+    latex: str,
+    description: str,
+    unit: str,
+    fallback: str = "",
+    default: float | None = None,
 ) -> HardwareSymbol:
     symbol = sympy.Symbol(name, positive=True)
-    return HardwareSymbol(symbol, spec_key, latex, description, unit, fallback)
+    return HardwareSymbol(symbol, spec_key, latex, description, unit, fallback, default)
 
 
 PEAK_BF16 = _hw("P_bf16", "bf16_peak_tops", r"P_{\mathrm{bf16}}", "dense bf16 peak", "FLOP/s")
@@ -84,6 +94,17 @@ T_LAUNCH = _hw(
     "s",
 )
 
+# Only the calibrated model reads it (wave quantization of GEMM tiles). A GPU without it
+# counts as 10^12 SMs: more than any shape has tiles, so no wave is ever partly filled.
+N_SM = _hw(
+    "N_SM",
+    "sm_count",
+    r"N_{\mathrm{SM}}",
+    "streaming multiprocessors (NVIDIA) or compute units (AMD)",
+    "SMs",
+    default=1e12,
+)
+
 HARDWARE_SYMBOLS: tuple[HardwareSymbol, ...] = (
     PEAK_BF16,
     PEAK_FP8,
@@ -93,6 +114,7 @@ HARDWARE_SYMBOLS: tuple[HardwareSymbol, ...] = (
     ETA_GEMM,
     ETA_MEM,
     T_LAUNCH,
+    N_SM,
 )
 
 # -- the calibrated model's parameters ------------------------------------------------

@@ -69,6 +69,7 @@ DISPLAY_UNITS: dict[str, tuple[str, float]] = {
     "bytes/s": ("TB/s", 1e12),
     "1": ("fraction", 1.0),
     "s": ("µs", 1e-6),
+    "SMs": ("SMs", 1.0),
 }
 
 _GPU = "\x00GPU\x00"  # placeholders substituted in the browser
@@ -264,6 +265,7 @@ def calculator_data(specs: SpecDatabase, models: ModelDatabase | None = None) ->
                 "si_unit": "" if hw.unit == "1" else hw.unit,
                 "range": _range_data(hw.spec_key),
                 "fallback": hw.fallback or None,
+                "default": hw.default,  # GpuSpec.value's number for an absent figure
                 # GpuSpec.value scales it by the GPU's sustained / peak clock
                 "clocked": hw.spec_key in CLOCKED_PEAK_KEYS,
             }

@@ -21,6 +21,7 @@ _PLOTTERS = {
     "decision": plots.decision_svg,
     "compare": plots.compare_svg,
     "validation": validation_charts.validation_svg,
+    "cv_size": validation_charts.cv_size_svg,
     "model_time": model_charts.model_time_svg,
 }
 

@@ -160,3 +160,78 @@ def _x_axis(ax, positions: Sequence[float], tick_labels: Sequence[str], log2_m: 
     else:
         ax.set_xticks(list(positions), list(tick_labels))
         ax.grid(axis="x", visible=False)
+
+
+#: The CV-by-size chart's two series: (label, colour, hatch).
+SIZE_SERIES: tuple[tuple[str, str, str], ...] = (
+    ("calibrated model, cross-validated", "#0072B2", ""),
+    ("torchao model", "#E69F00", "//"),
+)
+_SIZE_FIG_IN = (6.4, 3.6)
+SIZE_WIDTH_PX = round(_SIZE_FIG_IN[0] * 96)
+
+
+def size_label(bucket: str) -> str:
+    """A size bucket's tick text: ``2^30–2^33`` (MKN of the point's largest GEMM)."""
+    text = bucket.replace("MKN", "").replace("<=", "").strip()
+    if text.startswith("<"):
+        return "< " + text.removeprefix("<").strip()
+    if text.startswith(">="):
+        return "≥ " + text.removeprefix(">=").strip()
+    low, _, high = text.partition("<")
+    return f"{low.strip()}–{high.strip()}"
+
+
+def cv_size_chart(
+    buckets: Sequence[str],
+    cv: Sequence[float],
+    torchao: Sequence[float],
+    points: Sequence[int],
+    path: str,
+) -> PlotJob:
+    """Mean |error| per shape-size bucket: the calibrated model refitted without each
+    point's source, and torchao's model, with the bucket's point count."""
+    return PlotJob(path, "cv_size", dict(
+        labels=[size_label(b) for b in buckets], cv=list(cv), torchao=list(torchao),
+        points=list(points),
+    ))  # fmt: skip
+
+
+def cv_size_svg(
+    labels: Sequence[str], cv: Sequence[float], torchao: Sequence[float], points: Sequence[int]
+) -> str:
+    """Grouped bars of mean |error| (%) per size bucket; the point count under each."""
+    import matplotlib.pyplot as plt
+
+    from site_gen.plot_style import to_svg
+
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=_SIZE_FIG_IN)
+        fig.subplots_adjust(left=0.12, right=0.98, bottom=0.27, top=0.84)
+        width = 0.38
+        for i, (series, values) in enumerate(zip(SIZE_SERIES, (cv, torchao), strict=True)):
+            _size_bars(ax, i - 0.5, width, series, values)
+        ticks = [f"{label}\n{_points_text(n)}" for label, n in zip(labels, points, strict=True)]
+        ax.set_xticks(list(range(len(labels))), ticks)
+        ax.grid(axis="x", visible=False)
+        ax.set_xlabel("M × K × N of the point's largest GEMM")
+        ax.set_ylabel("mean |error| (%)")
+        top = max([*cv, *torchao, 0.01]) * 100
+        ax.set_ylim(0, top * 1.18)
+        fig.legend(loc="upper center", bbox_to_anchor=(0.55, 1.0), ncols=2, frameon=False)
+        return to_svg(fig)
+
+
+def _points_text(count: int) -> str:
+    return f"{count} point" if count == 1 else f"{count} points"
+
+
+def _size_bars(ax, offset: float, width: float, series: tuple[str, str, str],
+               values: Sequence[float]) -> None:  # fmt: skip
+    """One series' bars, shifted by ``offset`` bar widths, each labelled with its value."""
+    label, colour, hatch = series
+    xs = [x + offset * width for x in range(len(values))]
+    face = "white" if hatch else colour  # hatched: an outline, so it reads in greyscale
+    bars = ax.bar(xs, [100 * v for v in values], width, color=face, edgecolor=colour,
+                  hatch=hatch, linewidth=1.5, label=label)  # fmt: skip
+    ax.bar_label(bars, fmt="%.0f", padding=2, fontsize=9)

@@ -31,6 +31,7 @@ from roofline.measurements import (
     load_measurements,
     parse_measurements,
 )
+from roofline.measurements.lint import LOWP_QUANTITIES
 
 SPECS = load_specs()
 RAW_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # newline joins message lines
@@ -165,7 +166,7 @@ def test_bundled_sources_are_https_and_scored_sets_have_thresholds(
 ) -> None:
     for item in bundled_db.sets:
         assert item.source.url.startswith("https://"), item.id
-        assert item.source.read_on in (READ_ON, dt.date(2026, 12, 1)), item.id  # issue #18 sets
+        assert item.source.read_on in (READ_ON, dt.date(2026, 12, 1), dt.date(2026, 12, 2)), item.id  # #18 sets
         if item.role is SetRole.CONTEXT:
             assert item.max_mean_error is None, item.id
         else:
@@ -200,8 +201,11 @@ def test_bundled_time_sets_name_existing_model_terms(bundled_db: MeasurementData
         grouped = item.groups is not None
         model = build_model(item.mode, item.recipe, item.fusion, grouped=grouped)
         keys = {t.key for t in model.terms}
+        lowp = {t.key for t in model.terms if t.quantity in LOWP_QUANTITIES}
         if item.quantity is MeasuredQuantity.TIME_US:
             assert item.terms and set(item.terms) <= keys, item.id
+        elif item.quantity is MeasuredQuantity.SPEEDUP:  # the low-precision side, if named
+            assert set(item.terms) <= lowp, item.id
         else:
             assert item.terms == (), item.id
 
@@ -268,7 +272,12 @@ SET_CASES = [
     (RELU, {"recipe": "mxfp4"}, "recipe"),  # an alias, not the registry name
     (RELU, {"recipe": 7}, "recipe"),
     (RELU, {"recipe": "nvfp4", "gpu": "NVIDIA H100 SXM"}, "gpu"),  # no fp4 peak
-    (RELU, {"terms": ["cast.input.1"]}, "terms"),  # terms only for time_us
+    (RELU, {"terms": ["gemm.output.bf16"]}, "terms[0]"),  # a speedup's terms: the lowp side
+    (
+        RELU,
+        {"timed_region": "gemm", "quantity": "gemm_speedup", "terms": ["gemm.output.lowp"]},
+        "terms",
+    ),  # a GEMM speedup compares every GEMM: no terms
     (RELU, {"terms": "cast.input.1"}, "terms"),
     (CAST, {"terms": []}, "terms"),
     (CAST, {"terms": ["cast.input.9"]}, "terms[0]"),

@@ -125,7 +125,10 @@ def test_every_set_has_its_section_table_and_chart(bundled_page, report) -> None
         assert f"validation/set-{set_id}.json" in text  # its export link
         assert f"{validation.IMG_DIR}/{set_id}.svg" in charts
         assert f"(validation/img/{set_id}.svg)" in text
-    assert len(bundled_page.charts) == len(report.sets)
+    # one chart per set, and the CV-against-shape-size chart
+    assert len(bundled_page.charts) == len(report.sets) + 1
+    assert validation.SIZE_CHART in charts
+    assert "(validation/img/cv-by-size.svg)" in text
 
 
 def test_roles_are_grouped_and_marked(bundled_page, report) -> None:

@@ -4,10 +4,13 @@ fixed latency per kernel instead of torchao's flat launch floor.
 It builds the same terms as torchao's model, under the same keys, so every page and
 report can show both; only each term's time expression differs:
 
-* a GEMM takes ``t_gemm + max(FLOPs / (eta_fmt P_fmt), bytes / (eta_row B))``, with
+* a GEMM takes ``t_gemm + max(FLOPs / (w eta_fmt P_fmt), bytes / (eta_row B))``, with
   ``eta_fmt`` the efficiency of its operand format and scaling path (bf16, per-tensor or
-  per-row fp8, block-scaled fp8, fp4). The fixed latency makes the achieved fraction fall
-  at small shapes: ``FLOPs / (FLOPs + t_gemm eta_fmt P_fmt)`` of ``eta_fmt``;
+  per-row fp8, block-scaled fp8, fp4) in full waves, and ``w`` the wave efficiency
+  (:func:`wave_efficiency`): the output's 256 x 128 tiles run ``N_SM`` at a time, so a
+  partly filled tile or last wave costs a full one. Efficiency therefore rises with the shape for
+  two stated reasons: the fixed latency (the achieved fraction is
+  ``FLOPs / (FLOPs + t_gemm w eta_fmt P_fmt)`` of ``w eta_fmt``) and the tile waves;
 * an emulated recipe's low-precision GEMMs (``Recipe.emulated``: bf16 GEMMs on dequantized
   operands, torchao's ``KernelPreference.EMULATED``) are timed as the bf16 GEMMs that run,
   at the bf16 peak, efficiency and operand bytes; torchao's model keeps timing them at the
@@ -55,6 +58,7 @@ from roofline.symbols import (
     ETA_ROW,
     ETA_TILE,
     MEM_BW,
+    N_SM,
     RHO_2D2D,
     RHO_2D3D,
     RHO_BF16,
@@ -69,6 +73,19 @@ from roofline.symbols import (
     HardwareSymbol,
     K,
     M,
+)
+
+#: The output tile one SM (compute unit) computes at a time in the calibrated model's
+#: GEMMs: 256 x 128 (M x N), the tile of NVIDIA's worked example of wave quantization in
+#: its Matrix Multiplication Background guide (section "Wave Quantization"), one of the
+#: tiles it names as typical of cuBLAS for large GEMMs. Assumed for every library, GPU and
+#: format: cuBLAS, CUTLASS and hipBLASLt choose tiles per shape by heuristics.
+GEMM_TILE_M = 256
+GEMM_TILE_N = 128
+#: Where that guide is (the wave-quantization rule and its tile).
+WAVE_SOURCE = (
+    "https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/"
+    "index.html#wave-quant"
 )
 
 #: Cast kind -> the bandwidth fraction that times it.
@@ -131,11 +148,27 @@ def output_rescale_time(shape: GemmShape) -> sympy.Expr:
     return kind_time(CastKind.ROW, 2 * BF16.bytes_per_element * shape.m * shape.n)
 
 
+def wave_efficiency(m: sympy.Expr, n: sympy.Expr) -> sympy.Expr:
+    """The fraction of the GPU's tile slots an m x n output keeps busy.
+
+    The output splits into T = ceil(m / 256) ceil(n / 128) tiles that run ``N_SM`` at a
+    time; with T >= N_SM the GEMM takes ceil(T / N_SM) full waves of whole tiles, so the
+    useful fraction is m n / (256 x 128 x N_SM ceil(T / N_SM)): partly filled tiles (tile
+    quantization) and a partly filled last wave (wave quantization) cost as much as full
+    ones. With fewer tiles than SMs the libraries split K over the idle SMs (split-K,
+    stream-K), so the fraction is 1. A GPU without ``sm_count`` has N_SM = 10^12: every
+    shape has fewer tiles than that, so waves are not modelled."""
+    tiles = sympy.ceiling(m / GEMM_TILE_M) * sympy.ceiling(n / GEMM_TILE_N)
+    slots = GEMM_TILE_M * GEMM_TILE_N * N_SM.symbol * sympy.ceiling(tiles / N_SM.symbol)
+    return sympy.Piecewise((1, tiles < N_SM.symbol), (m * n / slots, True))
+
+
 @functools.cache
 def calibrated_gemm_time(
     shape: GemmShape, fmt: Format, recipe: Recipe, rescale: bool = False
 ) -> GemmTime:
-    """t_gemm + max(compute, memory) of an m x k @ k x n GEMM in ``fmt`` (bf16 output); an
+    """t_gemm + max(compute, memory) of an m x k @ k x n GEMM in ``fmt`` (bf16 output), the
+    compute at the wave efficiency of its tiles (:func:`wave_efficiency`); an
     emulated recipe's GEMM is the bf16 GEMM it runs (:func:`executed_format`). A grouped
     GEMM runs at ``rho`` of the dense rate of its layout (2D-3D or 2D-2D), measured per
     GPU, a bf16 one at ``rho beta_bf16`` (its own kernel); with one group it is the dense
@@ -150,7 +183,11 @@ def calibrated_gemm_time(
         factor = LAYOUT_FACTOR[shape.layout].symbol
         if fmt is BF16:  # torch._grouped_mm, not the scaled grouped kernel
             factor = factor * RHO_BF16.symbol
-        rate = grouped_factor(factor) * rate
+        # A grouped GEMM's waves span its groups: its measured rho holds their effect. With
+        # one group it is the dense GEMM, waves and all.
+        rate = grouped_factor(factor, dense=wave_efficiency(m, n)) * rate
+    else:
+        rate = wave_efficiency(m, n) * rate
     compute = flops / rate
     operand_elements = m * k + shape.rhs_copies * k * n
     output_bytes = BF16.bytes_per_element * shape.out_copies * m * n

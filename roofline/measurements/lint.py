@@ -18,7 +18,7 @@ from typing import Any
 from roofline.capability import Support, classify
 from roofline.datafile import FileRefused, is_subnormal, read_text, tables_problem
 from roofline.errors import UnknownNameError, nearest
-from roofline.formulas import build_model
+from roofline.formulas import Quantity, build_model
 from roofline.measurements.fields import FieldLinter
 from roofline.measurements.model import (
     MeasuredQuantity,
@@ -63,6 +63,8 @@ from roofline.specs.text import (
 )
 
 BUNDLED_NAME = "bundled measurements (roofline/data/measurements.toml)"
+#: The terms of a model's low-precision side (a speedup set's ``terms`` pick from these).
+LOWP_QUANTITIES = frozenset({Quantity.LOWP_GEMM, Quantity.OVERHEAD})
 
 
 class _Linter(FieldLinter):
@@ -269,7 +271,9 @@ class _Linter(FieldLinter):
         fusion: Any,
         grouped: bool = False,
     ) -> tuple[str, ...]:
-        """The model term keys a time_us set sums; none for the other quantities."""
+        """The model term keys a time_us set sums, or the low-precision terms a speedup
+        set of timed_region gemm_quantize times (a subset of the region's, e.g. a static
+        cast without its amax kernel); none for the other quantities."""
         if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
             self.error(where, "terms", "an array of model term keys", describe(value))
             return ()
@@ -277,8 +281,8 @@ class _Linter(FieldLinter):
             self.error(where, "terms", f"at most {MAX_TERMS} term keys", f"{len(value)} keys")
             return ()
         terms = tuple(value)
-        if quantity is not None and quantity is not MeasuredQuantity.TIME_US and terms:
-            expected = f"an empty array for quantity {quantity} (terms name time_us sums)"
+        if quantity is MeasuredQuantity.GEMM_SPEEDUP and terms:
+            expected = f"an empty array for quantity {quantity} (it compares the GEMMs only)"
             self.error(where, "terms", expected, describe(value))
         if quantity is MeasuredQuantity.TIME_US and not terms:
             self.error(where, "terms", "at least one model term key for time_us", describe(value))
@@ -286,7 +290,10 @@ class _Linter(FieldLinter):
             self.error(where, "terms", "each term once", describe(value))
         if recipe is None or mode is None or not isinstance(fusion, bool):
             return terms
-        known = [t.key for t in build_model(mode, recipe, fusion, grouped=grouped).terms]
+        model_terms = build_model(mode, recipe, fusion, grouped=grouped).terms
+        known = [t.key for t in model_terms]
+        if quantity is MeasuredQuantity.SPEEDUP:  # the low-precision side: no bf16 term
+            known = [t.key for t in model_terms if t.quantity in LOWP_QUANTITIES]
         for index, term in enumerate(terms):
             if term not in known:
                 model = f"{mode} {recipe.name} fusion={str(fusion).lower()}"

@@ -85,12 +85,15 @@ class Number(KeySpec):
     noun: str = "number"
     hint: Callable[[float], str] | None = None
     type_expected: str = ""  # the message for a non-number; default "a number (...)"
+    integer: bool = False  # a count: 132, not 132.5 (132.0 is accepted, as TOML may write it)
     kind: ClassVar[str] = "number"
 
     def validate(self, value: Any) -> list[KeyProblem]:
         if not is_number(value):
             expected = self.type_expected or f"a number ({self.description})"
             return [KeyProblem(self.key, expected, describe(value))]
+        if self.integer and is_finite(value) and value != int(value):
+            return [KeyProblem(self.key, f"a {self.noun} ({self.description})", describe(value))]
         if self.range is None or self.range.contains(value):
             return []
         return [KeyProblem(self.key, self.range_expected(), describe(value), self.why(value))]
@@ -109,7 +112,8 @@ class Number(KeySpec):
         return self.hint(value) if self.hint else ""
 
     def _schema(self) -> dict[str, Any]:
-        return {"type": "number", **(self.range.schema() if self.range else {})}
+        kind = "integer" if self.integer else "number"
+        return {"type": kind, **(self.range.schema() if self.range else {})}
 
 
 @dataclass(frozen=True)

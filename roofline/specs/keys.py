@@ -37,6 +37,7 @@ from roofline.specs.ranges import (
     MAX_BANDWIDTH_BYTES_PER_S,
     MEASURED_MATMUL_TFLOPS_RANGE,
     PEAK_RANGE_FLOP_PER_S,
+    SM_COUNT_RANGE,
 )
 from roofline.specs.text import KeyProblem, describe
 
@@ -125,6 +126,15 @@ _GPU_KEY_LIST: tuple[KeySpec, ...] = (
         "below 1); only used with peak_clock_mhz",
         range=CLOCK_RANGE_MHZ,
         noun="number of MHz",
+    ),
+    Number(
+        "sm_count",
+        f"streaming multiprocessors (NVIDIA) or compute units (AMD), a whole number in "
+        f"{SM_COUNT_RANGE.text()}: the calibrated model's GEMM tiles run in waves of this "
+        "many; absent = waves not modelled",
+        range=SM_COUNT_RANGE,
+        noun="whole number of SMs",
+        integer=True,
     ),
     _efficiency(
         "pct_achievable_gemm_tops", "achievable fraction of peak in GEMMs", DEFAULT_GEMM_EFFICIENCY

@@ -30,6 +30,10 @@ CLOCKED_PEAK_KEYS = frozenset(
 )
 #: Spec key -> the key whose value stands in when it is absent (per-path peaks).
 FALLBACK_KEYS: dict[str, str] = {hw.spec_key: hw.fallback for hw in HARDWARE_SYMBOLS if hw.fallback}
+#: Spec key -> the number an absent value stands for (a figure that changes nothing).
+DEFAULT_VALUES: dict[str, float] = {
+    hw.spec_key: hw.default for hw in HARDWARE_SYMBOLS if hw.default is not None
+}
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,9 @@ class GpuSpec:
     # The clock the printed peaks assume, and the one the card holds under load.
     peak_clock_mhz: float | None = None
     sustained_clock_mhz: float | None = None
+    # Streaming multiprocessors / compute units (None: the calibrated model's GEMMs are
+    # timed without wave quantization: value() returns the symbol's default, 10^12 SMs).
+    sm_count: float | None = None
 
     @property
     def clock_scale(self) -> float:
@@ -137,6 +144,8 @@ class GpuSpec:
         number = getattr(self, key)
         if number is None and key in FALLBACK_KEYS:
             return self.value(FALLBACK_KEYS[key])
+        if number is None and key in DEFAULT_VALUES:
+            return DEFAULT_VALUES[key]
         if number is not None and key in CLOCKED_PEAK_KEYS:
             return number * self.clock_scale  # the peak at the clock the card holds
         return number
@@ -151,6 +160,8 @@ class GpuSpec:
         per-path peak only where the entry gives one)."""
         values = self.hardware_values()
         values.pop("kernel_launch_overhead_s")
+        for key in DEFAULT_VALUES:  # not torchao's: only the calibrated model reads them
+            values.pop(key, None)
         for key in FALLBACK_KEYS:
             if self.given(key) is None:
                 values.pop(key, None)

@@ -75,3 +75,5 @@ LAUNCH_OVERHEAD_RANGE = NumberRange(0, 1e-3, low_inclusive=False, high_inclusive
 MEASURED_MATMUL_TFLOPS_RANGE = NumberRange(0, 1e6, low_inclusive=False, high_inclusive=True)
 #: ``peak_clock_mhz`` / ``sustained_clock_mhz``: a GPU's SM clock, 100 MHz to 5 GHz.
 CLOCK_RANGE_MHZ = NumberRange(100, 5000, low_inclusive=True, high_inclusive=True)
+# Streaming multiprocessors (NVIDIA) or compute units (AMD): today's GPUs have 40-320.
+SM_COUNT_RANGE = NumberRange(1, 1024, low_inclusive=True, high_inclusive=True)

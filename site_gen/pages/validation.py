@@ -11,13 +11,14 @@ says so.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from roofline import units
 from roofline.calibration.data import load_calibration
-from roofline.crossval import support
+from roofline.crossval import SIZE_BUCKETS, support
 from roofline.error_bands import ErrorBands, load_error_bands
 from roofline.evaluate import calibration_of
 from roofline.measurements import (
@@ -42,10 +43,20 @@ from site_gen import safe
 from site_gen import validation_rows as vr
 from site_gen.context import GEN, Cell, Table, gpu_page, recipe_page, rel
 from site_gen.pages.base import PageOutput, SiteInput, page
-from site_gen.validation_charts import WIDTH_PX, point_name, shape_text, validation_chart, x_axis
+from site_gen.render import PlotJob
+from site_gen.validation_charts import (
+    SIZE_WIDTH_PX,
+    WIDTH_PX,
+    cv_size_chart,
+    point_name,
+    shape_text,
+    validation_chart,
+    x_axis,
+)
 
 PAGE = f"{GEN}/validation.md"
 IMG_DIR = f"{GEN}/validation/img"
+SIZE_CHART = f"{IMG_DIR}/cv-by-size.svg"  # no set id can clash: ids have no "cv-by-" prefix
 HEADINGS: dict[SetRole, str] = {
     SetRole.HOLDOUT: "Held out: never used to fit",
     SetRole.FIT: "Fitted on",
@@ -236,8 +247,31 @@ def _cv_tables(bands: ErrorBands) -> dict[str, Table]:
         "gpus": grouped("cv-by-gpu", "GPU", dict(bands.gpus)),
         "families": grouped("cv-by-gpu-family", "GPU family", dict(bands.families)),
         "recipes": grouped("cv-by-recipe-family", "recipe family", dict(bands.recipe_families)),
-        "sizes": grouped("cv-by-size", "largest GEMM of the point", dict(bands.sizes)),
+        "sizes": Table(
+            ("largest GEMM of the point", "points", "calibrated, CV", "torchao"),
+            [(size, str(bands.size_points.get(size, 0)), vr.percent(cv),
+              vr.percent(bands.sizes_torchao.get(size, math.nan)))
+             for size, cv in _by_size(bands.sizes).items()],
+            ("---", "--:", "--:", "--:"), name="cv-by-size",
+        ),
     }  # fmt: skip
+
+
+def _by_size(values: Mapping[str, float]) -> dict[str, float]:
+    """A per-size-bucket table in bucket order, smallest first (the file sorts by name)."""
+    return {name: values[name] for name, _ in SIZE_BUCKETS if name in values}
+
+
+def _size_chart(bands: ErrorBands) -> PlotJob | None:
+    """The chart of CV error against shape size (None when the bands have no sizes)."""
+    sizes = _by_size(bands.sizes)
+    if not sizes:
+        return None
+    return cv_size_chart(
+        list(sizes), list(sizes.values()),
+        [bands.sizes_torchao.get(b, math.nan) for b in sizes],
+        [bands.size_points.get(b, 0) for b in sizes], SIZE_CHART,
+    )  # fmt: skip
 
 
 def render(site: SiteInput) -> PageOutput:
@@ -279,7 +313,11 @@ def render_with(site: SiteInput, measurements: MeasurementDatabase, specs: SpecD
         reading=_reading(report), parameters=parameters,
         fallback=specs is not site.atlas.specs, site_origin=site.atlas.specs.origin,
         used_origin=specs.origin, methodology=rel(f"{GEN}/methodology.md", PAGE),
-        chart_px=WIDTH_PX,
+        chart_px=WIDTH_PX, size_chart=rel(SIZE_CHART, PAGE) if bands.sizes else None,
+        size_chart_px=SIZE_WIDTH_PX,
     )  # fmt: skip
     out.charts = [validation_chart(r, f"{IMG_DIR}/{r.set.id}.svg") for r in report.sets]
+    size_chart = _size_chart(bands)
+    if size_chart is not None:
+        out.charts.append(size_chart)
     return out

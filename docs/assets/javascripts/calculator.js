@@ -438,7 +438,7 @@
     this.data.hardware.forEach(function (h) {
       var v = g.hw[h.key];
       // An absent per-path peak takes its fallback key's value (overridden or not).
-      var absent = h.fallback ? "as " + h.fallback : "absent";
+      var absent = h.fallback ? "as " + h.fallback : (h.default !== null ? "absent (" + h.default + ")" : "absent");
       self.overrides[h.key].placeholder = v === null ? absent : String(+(v / h.scale).toPrecision(12));
     });
   };
@@ -580,6 +580,8 @@
     // block-scaled fp8 peak follows fp8_peak_tops, overridden or not.
     this.data.hardware.forEach(function (h) {
       if (h.fallback && (hw[h.key] === null || hw[h.key] === undefined)) hw[h.key] = hw[h.fallback];
+      // and a figure with a default that changes nothing (sm_count: 1e12, no waves)
+      if (h.default !== null && (hw[h.key] === null || hw[h.key] === undefined)) hw[h.key] = h.default;
     });
     // Then GpuSpec.value's clock: a card that holds a higher clock than its printed peaks
     // assume (sustained_clock_mhz) runs every peak at sustained / peak clock.

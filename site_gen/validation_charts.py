@@ -172,8 +172,8 @@ SIZE_WIDTH_PX = round(_SIZE_FIG_IN[0] * 96)
 
 
 def size_label(bucket: str) -> str:
-    """A size bucket's tick text: ``2^30–2^33`` (MKN of the point's largest GEMM)."""
-    text = bucket.replace("MKN", "").replace("<=", "").strip()
+    """A size bucket's tick text, in log2 of M x K x N: ``30–33``, ``< 27``, ``≥ 39``."""
+    text = bucket.replace("MKN", "").replace("<=", "").replace("2^", "").strip()
     if text.startswith("<"):
         return "< " + text.removeprefix("<").strip()
     if text.startswith(">="):
@@ -211,19 +211,16 @@ def cv_size_svg(
         width = 0.38
         for i, (series, values) in enumerate(zip(SIZE_SERIES, (cv, torchao), strict=True)):
             _size_bars(ax, i - 0.5, width, series, values)
-        ticks = [f"{label}\n{_points_text(n)}" for label, n in zip(labels, points, strict=True)]
+        ticks = [f"{label}\n{n} pts" for label, n in zip(labels, points, strict=True)]
         ax.set_xticks(list(range(len(labels))), ticks)
         ax.grid(axis="x", visible=False)
-        ax.set_xlabel("M × K × N of the point's largest GEMM")
+        ax.set_axisbelow(True)  # grid lines behind the bars
+        ax.set_xlabel("log2(M × K × N) of the point's largest GEMM")
         ax.set_ylabel("mean |error| (%)")
         top = max([*cv, *torchao, 0.01]) * 100
         ax.set_ylim(0, top * 1.18)
         fig.legend(loc="upper center", bbox_to_anchor=(0.55, 1.0), ncols=2, frameon=False)
         return to_svg(fig)
-
-
-def _points_text(count: int) -> str:
-    return f"{count} point" if count == 1 else f"{count} points"
 
 
 def _size_bars(ax, offset: float, width: float, series: tuple[str, str, str],

@@ -6,7 +6,9 @@ bytes. In HTML's normal flow a run of white space renders exactly like one space
 :func:`compact_html` replaces each run of white space that holds a line break by a single
 line break, which changes no rendering, and leaves alone every element whose white space
 is significant or whose text is not HTML (``pre``, ``textarea``, ``script``, ``style``,
-``code``). Runs without a line break (a space between two words) are left as they are.
+``code``), and every tag as it is (an attribute value is data: the Cite buttons' snippets
+hold blank lines). Runs without a line break (a space between two words) are left as they
+are.
 """
 
 from __future__ import annotations
@@ -19,8 +21,15 @@ _VERBATIM_ELEMENT = re.compile(
     r"<(?P<tag>" + "|".join(VERBATIM) + r")\b[^>]*>.*?</(?P=tag)\s*>",
     re.DOTALL | re.IGNORECASE,
 )
-#: A run of white space that holds at least one line break.
-_BROKEN_RUN = re.compile(r"[ \t\r\f]*\n[ \t\r\n\f]*")
+#: A tag (its quoted attribute values may hold line breaks: the Cite buttons' snippets),
+#: left whole, or else a run of white space that holds at least one line break.
+_TAG_OR_BROKEN_RUN = re.compile(
+    r"(?P<tag><(?:[^>\"']|\"[^\"]*\"|'[^']*')*>)|[ \t\r\f]*\n[ \t\r\n\f]*"
+)
+
+
+def _compact_text(part: str) -> str:
+    return _TAG_OR_BROKEN_RUN.sub(lambda m: m["tag"] or "\n", part)
 
 
 def compact_html(page_html: str) -> str:
@@ -28,8 +37,8 @@ def compact_html(page_html: str) -> str:
     outside ``pre``, ``textarea``, ``script``, ``style`` and ``code`` elements."""
     parts, last = [], 0
     for match in _VERBATIM_ELEMENT.finditer(page_html):
-        parts.append(_BROKEN_RUN.sub("\n", page_html[last : match.start()]))
+        parts.append(_compact_text(page_html[last : match.start()]))
         parts.append(match.group(0))
         last = match.end()
-    parts.append(_BROKEN_RUN.sub("\n", page_html[last:]))
+    parts.append(_compact_text(page_html[last:]))
     return "".join(parts)

@@ -30,3 +30,8 @@ def test_compacting_is_idempotent_and_only_removes_white_space(page: str) -> Non
     once = compact_html(page)
     assert compact_html(once) == once
     assert once.split() == page.split() or "".join(once.split()) == "".join(page.split())
+
+
+def test_attribute_values_keep_their_line_breaks() -> None:
+    button = '<button data-latex="[cite](x)\n\n$$\nT = x\n$$\n" title="a\n  b">Cite</button>'
+    assert compact_html(f"<div>\n\n  {button}\n\n</div>") == f"<div>\n{button}\n</div>"

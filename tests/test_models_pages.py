@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from browser.site_fixtures import SMALL_SPECS, build_small_site, require_katex
+from browser.site_fixtures import SMALL_SPECS
 
 from roofline import site_paths
 from roofline.error_bands import model_band
@@ -312,9 +312,8 @@ def test_chart_shows_every_recipe_and_the_torchao_total(section) -> None:
 
 
 @pytest.mark.slow
-def test_strict_build_has_the_models_section(tmp_path: Path) -> None:
-    require_katex()
-    site, _ = build_small_site(tmp_path)
+def test_strict_build_has_the_models_section(small_site_dir: Path) -> None:
+    site = small_site_dir  # the shared small site (tests/conftest.py), read only
     page = site / "generated" / "models" / "llama3-1-70b" / "test-b200"
     html = (page / "index.html").read_text("utf-8")
     assert "Llama 3.1 70B on Test B200" in html

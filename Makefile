@@ -52,6 +52,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_build.py
 	$(BIN)/python benchmarks/bench_shapes.py
 	$(BIN)/python benchmarks/bench_pages.py
+	$(BIN)/python benchmarks/bench_scale.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

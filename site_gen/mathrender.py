@@ -3,11 +3,16 @@
 pymdownx.arithmatex (``generic: true``) leaves ``<div class="arithmatex">\\[...\\]</div>``
 and ``<span class="arithmatex">\\(...\\)</span>`` in the pages, and the formula macros
 write the same ``div`` by hand. :class:`PageMath` (driven by the mkdocs hook
-``docs/math_hook.py``) replaces the TeX inside each such element by KaTeX's HTML and
-MathML, so a page shows its formulas as soon as it is parsed, with no script and no
-network; the KaTeX stylesheet and fonts still style them. The element and its class
-stay, so styles and tests keep finding it; the TeX itself stays in the MathML
-``<annotation>`` and, for formula blocks, in the copy buttons' ``data-latex``.
+``docs/math_hook.py``) replaces the TeX inside each such element by KaTeX's MathML
+(``output: "mathml"``), which Chromium, Firefox and Safari lay out natively, so a page
+shows its formulas as soon as it is parsed, with no script and no network; the KaTeX
+stylesheet and fonts still style them. KaTeX's HTML rendering (absolutely positioned
+spans, about six times the bytes of the MathML) is not written: it made a GPU x recipe
+page about 270 KB heavier and only duplicated what the MathML already shows. Runs of
+upright letters become one ``<mi>`` (:func:`merge_upright_letters`). The element and its
+class stay, so styles and tests keep finding it; the TeX itself stays in the MathML
+``<annotation>`` of inline math and, for formula blocks, in the copy buttons'
+``data-latex`` (the annotation, a third copy there, is dropped).
 
 One ``node`` process per build renders every page: the hook sends one JSON line per
 page (all its expressions) and reads one JSON line back. Identical expressions are
@@ -47,6 +52,40 @@ DELIMITERS = {("\\[", "\\]"): True, ("\\(", "\\)"): False}
 #: from a box it sees fit, without having to measure every formula of a long page.
 DISPLAY_BOX_ATTRS = ' tabindex="0" role="group" aria-label="Formula"'
 
+#: A run of two or more upright one-letter identifiers, as KaTeX's MathML writes
+#: ``\mathrm{gemm}`` (one ``<mi mathvariant="normal">`` per letter).
+UPRIGHT_RUN = re.compile(r'(?:<mi mathvariant="normal">[A-Za-z]</mi>){2,}')
+_UPRIGHT_LETTER = re.compile(r'<mi mathvariant="normal">([A-Za-z])</mi>')
+
+
+def merge_upright_letters(markup: str) -> str:
+    """KaTeX's MathML with each run of upright one-letter ``<mi>`` made one ``<mi>``.
+
+    MathML draws an identifier of more than one letter upright and lays adjacent ``<mi>``
+    out with no space between them, so ``<mi>gemm</mi>`` looks exactly like KaTeX's four
+    elements; it is a third of their bytes, and a screen reader reads the word instead of
+    spelling it. A single letter keeps its ``mathvariant`` (alone it would be italic).
+    """
+    return UPRIGHT_RUN.sub(lambda m: "<mi>" + "".join(_UPRIGHT_LETTER.findall(m[0])) + "</mi>",
+                           markup)  # fmt: skip
+
+
+#: KaTeX's TeX annotation of a formula, dropped from a formula block (class ``ra-math``)
+#: whose Copy LaTeX button carries the same TeX in its ``data-latex``.
+ANNOTATION = re.compile(
+    r'<semantics>(?P<body>.*)<annotation encoding="application/x-tex">[^<]*</annotation>'
+    r"</semantics>", re.DOTALL,
+)  # fmt: skip
+#: The class of a formula block written by the formula macros (site_gen/templates/macros.j2),
+#: each with its Copy LaTeX button.
+FORMULA_BLOCK_CLASS = "ra-math"
+
+
+def drop_annotation(markup: str) -> str:
+    """KaTeX's MathML without its ``<semantics>`` wrapper and TeX ``<annotation>``."""
+    return ANNOTATION.sub(lambda m: m["body"], markup, count=1)
+
+
 #: The node side: one JSON request per line in, one JSON answer per line out.
 NODE_SCRIPT = r"""
 "use strict";
@@ -59,11 +98,14 @@ lines.on("line", (line) => {
   for (let i = 0; i < items.length; i++) {
     const refused = [];
     try {
-      out.push(katex.renderToString(items[i][0], {
-        displayMode: items[i][1], throwOnError: true, strict: "error", output: "htmlAndMathml",
+      const markup = katex.renderToString(items[i][0], {
+        displayMode: items[i][1], throwOnError: true, strict: "error", output: "mathml",
         // Untrusted: KaTeX would draw \href & co. as red text; fail like any other error.
         trust: (context) => { refused.push(context.command); return false; },
-      }));
+      });
+      // KaTeX's MathML output has no display wrapper; keep the one its HTML output has,
+      // so the stylesheet's block layout (and atlas.css) still applies.
+      out.push(items[i][1] ? '<span class="katex-display">' + markup + "</span>" : markup);
       if (refused.length) throw new Error("untrusted command(s) " + refused.join(", "));
     } catch (err) {
       process.stdout.write(JSON.stringify({ error: i, message: String(err.message) }) + "\n");
@@ -143,7 +185,8 @@ class KatexProcess:
         )  # fmt: skip
 
     def render(self, items: list[tuple[str, bool]]) -> list[str]:
-        """KaTeX's HTML for each ``(tex, display)``; KatexFailure on the first refusal."""
+        """KaTeX's markup (MathML) for each ``(tex, display)``; KatexFailure on the first
+        refusal."""
         assert self._proc.stdin is not None and self._proc.stdout is not None
         try:
             self._proc.stdin.write(json.dumps(items) + "\n")
@@ -186,7 +229,7 @@ class PageMath:
     _process: KatexProcess | None = None
 
     def typeset(self, page_html: str, where: str) -> str:
-        """``page_html`` with every math element's TeX replaced by KaTeX's HTML."""
+        """``page_html`` with every math element's TeX replaced by KaTeX's MathML."""
         found = find_math(page_html, where)
         if not found:
             return page_html
@@ -195,6 +238,10 @@ class PageMath:
         for expr in found:
             start, end = expr.span
             html_out = self.rendered[(expr.tex, expr.display)]
+            if FORMULA_BLOCK_CLASS in expr.cls.split():
+                # On the Equations page the TeX was a third copy of each formula (with
+                # the Copy LaTeX and Cite buttons'); the page stays under 1 MB without it.
+                html_out = drop_annotation(html_out)
             attrs = DISPLAY_BOX_ATTRS if expr.tag == "div" else ""
             parts += [page_html[last:start], f'<{expr.tag} class="{expr.cls}"{attrs}>',
                       html_out, f"</{expr.tag}>"]  # fmt: skip
@@ -216,7 +263,7 @@ class PageMath:
         except KatexFailure as exc:
             tex, _display = todo[exc.index]
             raise MathError(f"{where}: KaTeX cannot typeset {tex!r}: {exc.message}") from exc
-        self.rendered.update(zip(todo, done, strict=True))
+        self.rendered.update(zip(todo, map(merge_upright_letters, done), strict=True))
 
     def close(self) -> None:
         """End the node process (if one was started) and forget the rendered expressions."""

@@ -30,7 +30,9 @@ import contextlib
 import copy
 import functools
 import hashlib
+import html
 import os
+import posixpath
 import re
 import shutil
 import sys
@@ -38,6 +40,7 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from mkdocs.plugins import BasePlugin
 from mkdocs.structure.toc import TableOfContents, get_toc
@@ -136,9 +139,15 @@ class PageCache(BasePlugin):
         return config
 
     def on_files(self, files: Any, config: Any) -> Any:
-        """Key the file list (links resolve against it); link generated static files."""
+        """Key the list of pages (links resolve against it); link generated static files.
+
+        Static files (charts, CSV, JSON) are not in the key: a build that adds or removes
+        one export (the Changes page's, say) would otherwise miss every page. A body
+        records the static files it links to instead, and is reused only while each of
+        them is still there (:meth:`_restore_body`).
+        """
         self._files_key = digest(sorted((f.src_uri, f.dest_uri, f.url, str(f.inclusion))
-                                        for f in files))  # fmt: skip
+                                        for f in files if f.is_documentation_page()))  # fmt: skip
         for file in files:
             source = file.abs_src_path
             if (not file.is_documentation_page() and source is not None
@@ -169,10 +178,14 @@ class PageCache(BasePlugin):
             "content": page.content, "toc": _toc_data(page.toc),
             "title": page._title_from_render, "anchors": sorted(page.present_anchor_ids or ()),
             "links": None if links is None else {f.src_uri: dict(v) for f, v in links.items()},
+            "static": _static_targets(page, files),
         })  # fmt: skip
 
     @staticmethod
     def _restore_body(page: Any, stored: dict[str, Any], files: Any) -> bool:
+        static = stored.get("static")
+        if static is None or any(files.get_file_from_path(path) is None for path in static):
+            return False  # a static file it links to is gone: render (mkdocs warns)
         links = None
         if stored["links"] is not None:
             links = {files.get_file_from_path(uri): dict(v) for uri, v in stored["links"].items()}
@@ -230,6 +243,22 @@ class PageCache(BasePlugin):
             self.cache.put(KIND, key, value)
         self.pending.clear()
         self.cache.prune(KIND, keep=KEEP_PER_PAGE * len(self.used), protect=set(self.used))
+
+
+#: A relative link or image source in a page's body (no scheme, no leading slash).
+_RELATIVE_TARGET = re.compile(r'(?:href|src)="(?![a-zA-Z][a-zA-Z0-9+.-]*:|/)([^"#?]+)[^"]*"')
+
+
+def _static_targets(page: Any, files: Any) -> list[str]:
+    """The static files (not pages) the rendered body of ``page`` links to or shows."""
+    folder = posixpath.dirname(page.file.dest_uri)
+    found = set()
+    for target in _RELATIVE_TARGET.findall(page.content or ""):
+        path = posixpath.normpath(posixpath.join(folder, unquote(html.unescape(target))))
+        file = files.get_file_from_path(path)
+        if file is not None and not file.is_documentation_page():
+            found.add(path)
+    return sorted(found)
 
 
 def _snippets(markdown: str, config: Any) -> list[tuple[str, str]] | None:

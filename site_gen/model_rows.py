@@ -24,8 +24,6 @@ from site_gen.model_gather import ModelAtlas, ModelRun, site_ep
 
 MODEL_NAMES = {True: "calibrated model", False: "torchao model"}
 MIX = "best per-GEMM mix"
-#: The nav sub-section of a model's GPU pages.
-GPU_PAGES_TITLE = "On each GPU"
 #: What the overview names a GPU's best recipe when no recipe is a candidate on it.
 BF16_ONLY = "bf16 only"
 
@@ -260,16 +258,12 @@ def headline(plan: ModelPlan) -> dict[str, Any]:
 
 
 def nav_section(models: ModelAtlas) -> list[Any]:
-    """The Models section of ``nav.json``: the index, the format page, then per model its
-    overview and its page per GPU (titles escaped: mkdocs prints them as they are)."""
+    """The Models section of ``nav.json``: the index, the format page, then each model's
+    overview page (titles escaped: mkdocs prints them as they are). A model's page per GPU
+    is linked from its overview, not listed (see site_gen/pages/nav.py)."""
     section: list[Any] = [site_paths.models_index(), {"Model preset files": "models-format.md"}]
-    for preset in models.presets:
-        # The GPU pages one level down: a collapsed sub-section (the sidebar would list
-        # every model's 22 GPUs otherwise), as the GPUs section nests its recipe pages.
-        gpus = [{str(safe.md_text(gpu.name)): site_paths.model_gpu_page(preset.name, gpu.name)}
-                for gpu in models.gpus]  # fmt: skip
-        pages = [site_paths.model_page(preset.name), {GPU_PAGES_TITLE: gpus}]
-        section.append({str(safe.md_text(preset.display_name)): pages})
+    section += [{str(safe.md_text(preset.display_name)): site_paths.model_page(preset.name)}
+                for preset in models.presets]  # fmt: skip
     return section
 
 

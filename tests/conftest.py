@@ -28,3 +28,12 @@ def spec_file(tmp_path: Path):
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def small_site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small site (tests/data/site_small_specs.toml), built once per test run and
+    shared by every test that only reads it (xdist-safe: tests/browser/site_fixtures.py)."""
+    from browser.site_fixtures import shared_small_site
+
+    return shared_small_site(tmp_path_factory)

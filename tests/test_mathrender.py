@@ -66,11 +66,25 @@ def test_pages_get_katex_markup_and_keep_their_elements(math: PageMath) -> None:
             '<span class="katex-display">') in out  # fmt: skip
     assert not re.search(r"\\[\[(]", re.sub(r"<annotation.*?</annotation>", "", out))
     assert out.count('class="katex"') == 3 and "</span> after</p>" in out
-    # The source stays in the MathML annotation (escaped), for screen readers and copying.
-    assert r"T = \frac{a &lt; b}{c}</annotation>" in out
+    # MathML only: no KaTeX HTML layout (the browser lays the MathML out).
+    assert "katex-html" not in out and "katex-mathml" not in out
+    assert out.count("<math ") == 3
+    # An inline formula keeps its TeX in the MathML annotation (escaped); a formula block
+    # (ra-math) drops it: its Copy LaTeX button carries the TeX.
+    assert '<annotation encoding="application/x-tex">x_{i}</annotation>' in out
+    assert out.count("<annotation") == 2 and r"\frac{a &lt; b}" not in out
     assert len(math.rendered) == 2  # the repeated inline formula was rendered once
     assert math.typeset(out, "page.md") == out  # typesetting twice changes nothing
     assert math.typeset("<p>no math</p>", "other.md") == "<p>no math</p>"
+
+
+def test_upright_words_are_one_identifier(math: PageMath) -> None:
+    page = r'<span class="arithmatex">\(P_{\mathrm{bf16}} \mathrm{d} x\)</span>'
+    out = math.typeset(page, "page.md")
+    # \mathrm{bf16}: one <mi> for the word (drawn upright, read as one word), the digits
+    # apart; a lone upright letter keeps its mathvariant (alone it would be italic).
+    assert "<mi>bf</mi><mn>16</mn>" in out and '<mi mathvariant="normal">d</mi>' in out
+    assert '<mi mathvariant="normal">b</mi>' not in out
 
 
 def test_the_same_page_twice_gives_the_same_bytes(math: PageMath, katex_js: Path) -> None:

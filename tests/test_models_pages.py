@@ -13,7 +13,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from browser.site_fixtures import SMALL_SPECS, build_small_site, require_katex
+from browser.site_fixtures import SMALL_SPECS
 
 from roofline import site_paths
 from roofline.error_bands import model_band
@@ -74,20 +74,22 @@ def test_every_preset_and_gpu_has_its_page_and_chart(section, specs) -> None:
     assert len(charts) == len(presets) * len(specs)
 
 
-def test_nav_lists_every_model_with_its_gpu_pages_one_level_down(section, specs) -> None:
-    from site_gen.model_rows import GPU_PAGES_TITLE, nav_section
+def test_nav_lists_every_model_page_and_not_its_gpu_pages(section, specs) -> None:
+    from site_gen.model_rows import nav_section
 
-    _, _, models = section
+    files, _, models = section
     nav = nav_section(models)
     assert nav[:2] == [site_paths.models_index(), {"Model preset files": "models-format.md"}]
-    for entry, preset in zip(nav[2:], load_models(), strict=True):
-        ((title, pages),) = entry.items()
-        assert title == preset.display_name
-        assert pages[0] == site_paths.model_page(preset.name)
-        gpus = pages[1][GPU_PAGES_TITLE]
-        assert [next(iter(g.values())) for g in gpus] == [
-            site_paths.model_gpu_page(preset.name, gpu.name) for gpu in specs.values()
-        ]
+    # One entry per model (every page carries the whole nav); its page per GPU is linked
+    # from the model's page instead.
+    assert nav[2:] == [{preset.display_name: site_paths.model_page(preset.name)}
+                       for preset in load_models()]  # fmt: skip
+    for preset in load_models():
+        page = files[site_paths.model_page(preset.name)]
+        for gpu in specs.values():
+            target = site_paths.model_gpu_page(preset.name, gpu.name)
+            folder = site_paths.model_page(preset.name).removesuffix("index.md")
+            assert f"]({target.removeprefix(folder)})" in page, target
 
 
 def _export(files: dict[str, str], name: str) -> dict:
@@ -310,9 +312,8 @@ def test_chart_shows_every_recipe_and_the_torchao_total(section) -> None:
 
 
 @pytest.mark.slow
-def test_strict_build_has_the_models_section(tmp_path: Path) -> None:
-    require_katex()
-    site, _ = build_small_site(tmp_path)
+def test_strict_build_has_the_models_section(small_site_dir: Path) -> None:
+    site = small_site_dir  # the shared small site (tests/conftest.py), read only
     page = site / "generated" / "models" / "llama3-1-70b" / "test-b200"
     html = (page / "index.html").read_text("utf-8")
     assert "Llama 3.1 70B on Test B200" in html

@@ -152,3 +152,37 @@ def test_generated_static_files_are_linked_not_copied(tmp_path: Path) -> None:
         tmp_path / "q" / "docs" / "generated" / "data.csv",
         tmp_path / "q" / "site" / "generated" / "data.csv",
     )
+
+
+def _build_with(folder: Path, cache: BuildCache, add: str | None = None,
+                remove: str | None = None) -> dict[str, bytes]:  # fmt: skip
+    """_build, with one static file added to or removed from docs/ before mkdocs runs."""
+    config = _project(folder, PAGES)
+    if add is not None:
+        (folder / "docs" / add).write_text("x\n", "utf-8")
+    if remove is not None:
+        (folder / "docs" / remove).unlink()
+    run_mkdocs(folder / "site", config, cache)
+    return _tree(folder / "site")
+
+
+def test_a_new_static_file_re_makes_no_page(tmp_path: Path) -> None:
+    # Static files are not in the pages' key (the Changes page's exports come and go).
+    _cached_and_clean(tmp_path, PAGES, "warm")
+    cache = BuildCache(root=tmp_path / "cache")
+    cached = _build_with(tmp_path / "added", cache, add="generated/other.csv")
+    clean = _build_with(tmp_path / "clean", BuildCache(enabled=False), add="generated/other.csv")
+    assert cached == clean and "generated/other.csv" in cached
+    assert (cache.hits["pages"], cache.misses["pages"]) == (6, 0)
+
+
+def test_a_removed_static_file_a_page_links_to_is_not_served_from_the_cache(tmp_path) -> None:
+    from mkdocs.exceptions import Abort
+
+    _cached_and_clean(tmp_path, PAGES, "warm")
+    cache = BuildCache(root=tmp_path / "cache")
+    # index.md links to generated/data.csv: its cached body is not reused, so mkdocs
+    # renders it again and strict mode fails on the broken link (a restored body would
+    # not have been checked: mkdocs validates links while it renders the Markdown).
+    with pytest.raises(Abort, match="strict"):
+        _build_with(tmp_path / "removed", cache, remove="generated/data.csv")

@@ -7,38 +7,26 @@ import json
 from typing import Any
 
 from roofline.recipes import RECIPE_LIST
-from roofline.site_paths import grouped_result_page
-from site_gen import config, safe
-from site_gen.context import GEN, gpu_page, recipe_page, recipe_result_page
+from site_gen import safe
+from site_gen.context import GEN, gpu_page, recipe_page
 from site_gen.model_rows import nav_section
 from site_gen.pages.base import PageOutput, SiteInput
 
-#: The nav section of a GPU's grouped-GEMM (MoE) pages.
-GROUPED_TITLE = "Grouped GEMMs (MoE), {mode}"
-
 
 def nav(site: SiteInput) -> dict[str, Any]:
-    """The GPUs and Recipes sections: every GPU page with its recipe pages per mode, then
-    its grouped-GEMM pages."""
+    """The GPUs, Recipes and Models sections: one entry per GPU page, per recipe page and
+    per model page.
+
+    The pages below them (a GPU's recipe and grouped-GEMM pages, a model's page per GPU)
+    are not listed: every page carries the whole navigation mkdocs-material renders, and
+    listing their ~900 leaves made it about 40 KB of every page of the site. Each leaf is
+    linked from its parent page instead (the GPU page's recipe tables link every recipe
+    page, a recipe page its grouped-GEMM page, a model page every GPU), and mkdocs.yml's
+    ``not_in_nav`` names them, so strict mode knows they are left out on purpose.
+    """
     gpus: list[Any] = [f"{GEN}/gpus/index.md"]
-    for gpu in site.atlas.gpus:
-        entries: list[Any] = [gpu_page(gpu)]
-        for mode in config.MODES:
-            pages = [
-                {r.recipe.name: recipe_result_page(gpu, mode, r.recipe.name)}
-                for r in site.atlas.for_gpu(gpu.name, mode)
-            ]
-            entries.append({mode.value.capitalize(): pages})
-        for mode in config.MODES:
-            grouped = [
-                {recipe: grouped_result_page(gpu.name, mode, recipe)}
-                for (name, grouped_mode, recipe) in site.atlas.grouped
-                if name == gpu.name and grouped_mode is mode
-            ]
-            if grouped:
-                entries.append({GROUPED_TITLE.format(mode=mode.value): grouped})
-        # mkdocs prints nav titles into the HTML as they are: escape them here.
-        gpus.append({str(safe.md_text(gpu.name)): entries})
+    # mkdocs prints nav titles into the HTML as they are: escape them here.
+    gpus += [{str(safe.md_text(gpu.name)): gpu_page(gpu)} for gpu in site.atlas.gpus]
     recipes: list[Any] = [f"{GEN}/recipes/index.md"]
     recipes += [{r.name: recipe_page(r.name)} for r in RECIPE_LIST]
     sections = {"GPUs": gpus, "Recipes": recipes}

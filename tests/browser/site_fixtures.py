@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -39,3 +40,26 @@ def build_small_site(tmp: Path, specs: Path = SMALL_SPECS, cache_enabled: bool =
     cache = BuildCache(root=tmp / "cache", enabled=cache_enabled)
     timings = build(str(specs), site, root=root, cache=cache)
     return site, timings
+
+
+def shared_small_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small site, built once for the whole test run and shared read-only.
+
+    Under pytest-xdist every worker has its own base temp folder, but they share its
+    parent: the first worker to take the lock there builds the site, the others wait and
+    reuse it. A build that failed leaves no ``built`` marker, so the next one retries.
+    """
+    from filelock import FileLock
+
+    require_katex()
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder = base / "shared-small-site"
+    with FileLock(str(base / "shared-small-site.lock")):
+        if not (folder / "built").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build_small_site(folder)
+            (folder / "built").write_text("ok\n", "utf-8")
+    return folder / "site"

@@ -14,9 +14,10 @@ import http.server
 import json
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from browser.site_fixtures import SMALL_SPECS, build_small_site, require_katex
+from browser.site_fixtures import SMALL_SPECS
 from browser.test_site_browser import ARTIFACTS, CHROMIUM, Session, _Quiet, browser
 
 from roofline import site_paths
@@ -41,10 +42,9 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    require_katex()
-    site, _ = build_small_site(tmp_path_factory.mktemp("models"))
-    handler = functools.partial(_Quiet, directory=str(site))
+def base_url(small_site_dir: Path) -> Iterator[str]:
+    """The shared small site (tests/conftest.py), served for this module."""
+    handler = functools.partial(_Quiet, directory=str(small_site_dir))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/"

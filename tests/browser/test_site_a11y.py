@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 from browser.axe_core import axe_violations
-from browser.site_fixtures import build_small_site, require_katex
 from browser.test_site_browser import ARTIFACTS, CHROMIUM, Session, _Quiet, browser
 
 __all__ = ["browser"]  # the imported fixture, used by the tests below
@@ -58,10 +57,9 @@ IN_VIEW_FOCUSABLE_IFF_OVERFLOWING = """() => Array.from(document.querySelectorAl
 
 
 @pytest.fixture(scope="module")
-def small_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
-    """The small site (built once for this module) and the URL it is served at."""
-    require_katex()
-    site, _ = build_small_site(tmp_path_factory.mktemp("a11y"))
+def small_site(small_site_dir: Path) -> Iterator[tuple[Path, str]]:
+    """The shared small site (tests/conftest.py) and the URL it is served at."""
+    site = small_site_dir
     handler = functools.partial(_Quiet, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()

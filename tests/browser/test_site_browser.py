@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser.site_fixtures import ROOT, build_small_site, require_katex
+from browser.site_fixtures import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
@@ -40,10 +40,9 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    require_katex()
-    site, _ = build_small_site(tmp_path_factory.mktemp("browser"))
-    handler = functools.partial(_Quiet, directory=str(site))
+def base_url(small_site_dir: Path) -> Iterator[str]:
+    """The shared small site (tests/conftest.py), served for this module."""
+    handler = functools.partial(_Quiet, directory=str(small_site_dir))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -38,7 +38,7 @@
      stops; tables get the same here once Material has wrapped them. A box that comes into
      view and fits loses its tab stop (and gets it back if a narrower window makes it
      overflow). Only boxes in view are measured: measuring all of them would lay out every
-     formula of a long page, which the stylesheet defers (content-visibility). */
+     formula of a long page at once. */
   var SCROLL_BOXES = ".md-typeset__scrollwrap, .ra-calc .md-typeset__table, div.arithmatex";
   var visible = new Set();
 

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 NAV_FILE = Path(__file__).parent / "generated" / "nav.json"
+#: A team's own pages (``roofline build --docs-dir DIR`` copies them here).
+TEAM_DIR = Path(__file__).parent / "team"
+TEAM_TITLE = "Team pages"
 
 
 def on_config(config: Any, **_: Any) -> Any:
@@ -25,5 +28,17 @@ def on_config(config: Any, **_: Any) -> Any:
     for entry in config["nav"]:
         title = next(iter(entry)) if isinstance(entry, dict) else None
         nav.append({title: generated[title]} if title in generated else entry)
+    team = _team_pages()
+    if team:
+        nav.append({TEAM_TITLE: team})
     config["nav"] = nav
     return config
+
+
+def _team_pages() -> list[str]:
+    """The team's Markdown pages, index.md first, then by path (titles from the pages)."""
+    if not TEAM_DIR.is_dir():
+        return []
+    pages = sorted(p.relative_to(TEAM_DIR.parent).as_posix() for p in TEAM_DIR.rglob("*.md"))
+    first = f"{TEAM_DIR.name}/index.md"
+    return sorted(pages, key=lambda p: p != first)

@@ -185,6 +185,11 @@ def build_parser() -> argparse.ArgumentParser:
     bd.add_argument("--site-dir", default="site", help="output folder (default: site/)")
     bd.add_argument("--serve", action="store_true", help="serve the built site afterwards")
     bd.add_argument(
+        "--docs-dir",
+        metavar="DIR",
+        help="a folder of your own Markdown pages, published under 'Team pages'",
+    )
+    bd.add_argument(
         "--no-cache",
         action="store_true",
         help="ignore the build cache (a cold build); default: reuse what is unchanged",

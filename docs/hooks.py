@@ -8,6 +8,7 @@ training and inference recipe pages, and one per recipe). This hook swaps it int
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,18 @@ def on_config(config: Any, **_: Any) -> Any:
         nav.append({TEAM_TITLE: team})
     config["nav"] = nav
     return config
+
+
+#: A Sphinx role left in a docstring as mkdocstrings renders it: ``:class:`~a.b.C```.
+ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):<code>(~?)([^<]*)</code>")
+
+
+def on_page_content(html: str, page: Any, **_: Any) -> str:
+    """On the API page, show Sphinx roles of the docstrings as code (``~`` keeps the last
+    name, as Sphinx does)."""
+    if ":::" not in page.markdown:
+        return html
+    return ROLE.sub(lambda m: f"<code>{m[2].rsplit('.', 1)[-1] if m[1] else m[2]}</code>", html)
 
 
 def _team_pages() -> list[str]:

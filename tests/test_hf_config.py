@@ -291,3 +291,18 @@ def test_preset_file_hf_config_problems_are_named(tmp_path):
     file = _preset_file(tmp_path, "configs/qwen3-8b.json", both)
     with pytest.raises(Exception, match="either hf_config or"):
         load_models(file)
+
+
+def test_the_public_api_is_all_and_documented():
+    import inspect
+
+    import roofline
+
+    assert len(set(roofline.__all__)) == len(roofline.__all__)
+    for name in roofline.__all__:
+        value = getattr(roofline, name)
+        if inspect.isfunction(value) or inspect.isclass(value):
+            assert inspect.getdoc(value), name
+    for name in ("evaluate", "load_specs", "load_models", "load_hf_config", "validate",
+                 "calibrate", "get_specs", "get_gemm_time_sympy", "plan_model"):  # fmt: skip
+        assert name in roofline.__all__

@@ -108,6 +108,8 @@ def test_an_installed_tool_builds_a_site_from_any_folder(installed):
     home = (site / "index.html").read_text()
     assert "Team pages" in home and "Our cluster" in (site / "team" / "index.html").read_text()
     assert (site / "generated" / "models" / "index.html").is_file()
+    api = (site / "api" / "index.html").read_text()  # mkdocstrings reads the installed code
+    assert 'id="roofline.load_hf_config"' in api and 'id="roofline.calibrate"' in api
     assert sorted(p.name for p in work.iterdir()) == ["our-pages", "site", "specs.toml"]
     roots = list((tmp / "build-cache" / "roots").iterdir())
     assert len(roots) == 1 and (roots[0] / "docs" / "generated").is_dir()

@@ -108,6 +108,30 @@ def _residuals(
     return np.concatenate(parts)
 
 
+def calibrate(
+    measurements: MeasurementDatabase | None = None,
+    specs: SpecDatabase | None = None,
+    calibration: CalibrationData | None = None,
+) -> FitResult:
+    """Refit the calibrated model's stored parameters on the ``fit`` sets of
+    ``measurements`` (what ``roofline calibrate`` prints), by bounded least squares.
+
+    Each argument defaults to the bundled file: the measurement sets
+    (:func:`roofline.measurements.load_measurements`), the spec database
+    (:func:`roofline.specs.load_specs`) and the stored calibration
+    (:func:`roofline.calibration.load_calibration`). Holdout and context sets are never
+    fitted on. Needs scipy (``pip install roofline-atlas[fit]``): without it, ImportError.
+    """
+    from roofline.calibration.data import load_calibration
+    from roofline.measurements import load_measurements
+    from roofline.specs import load_specs
+
+    specs = specs if specs is not None else load_specs()
+    measurements = measurements if measurements is not None else load_measurements(specs=specs)
+    calibration = calibration if calibration is not None else load_calibration()
+    return fit(calibration, measurements, specs)
+
+
 def fit(data: CalibrationData, measurements: MeasurementDatabase, specs: SpecDatabase) -> FitResult:
     """Refit every stored parameter of ``data`` on the fit sets of ``measurements``."""
     return fit_on(data, measurements.by_role(SetRole.FIT), specs)

@@ -32,6 +32,7 @@ from roofline.cli.commands import (
     cmd_specs_schema,
     cmd_specs_show,
 )
+from roofline.cli.measure import add_measure_parser
 from roofline.cli.model import add_model_parsers
 from roofline.cli.output import atomic_writer, named_inputs, write_atomically
 from roofline.cli.rows import cmd_eval, groups_arg
@@ -179,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_parsers(sub)
     add_validate_parser(sub)
     add_calibrate_parser(sub)
+    add_measure_parser(sub)
 
     bd = sub.add_parser("build", help="build the reference site")
     bd.add_argument("--specs", metavar="FILE", help="spec file (default: bundled database)")

@@ -161,3 +161,32 @@ def test_cpu_run_writes_a_file_validate_loads(capsys, tmp_path):
     assert [s["id"] for s in report["sets"]] == [mset.id]
     assert main(["measure", "--device", "cpu", "--shape", "8,8,8", "--recipes", "rowwise",
                  "-o", str(out)]) == 2  # fmt: skip
+
+
+def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_path):
+    pytest.importorskip("scipy")
+    from roofline.calibration.data import bundled_set_ids, load_calibration
+
+    env = Environment("cuda", "NVIDIA H100 80GB HBM3", "torch 2.13.0; CUDA 12.8", ["x"])
+    kinds = [("bf16_gemm", "tensorwise"), ("lowp_gemm", "tensorwise"), ("cast", "tensorwise")]
+    measured = tmp_path / "h100.toml"
+    measured.write_text(measurement_text(_results(kinds), env, "NVIDIA H100 SXM",
+                                         prefix="mine", command="roofline measure", warmup=1))  # fmt: skip
+    out = tmp_path / "calibration.toml"
+    argv = ["calibrate", "--measurements", str(measured), "--gpu", "NVIDIA H100 SXM",
+            "-o", str(out)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "wrote 1 refit values" in printed and "NVIDIA B200" not in printed
+    bundled = Path(__file__).resolve().parent.parent / "roofline" / "data" / "calibration.toml"
+    old, new = bundled.read_text().splitlines(), out.read_text().splitlines()
+    changed = [(a, b) for a, b in zip(old, new, strict=True) if a != b]
+    assert [b.split(" = ")[0] for _, b in changed] == ["value", "sets"]
+    assert changed[1][1] == 'sets = ["mine-bf16-gemm", "mine-lowp-gemm-tensorwise", "mine-cast-tensorwise"]'
+    ids = bundled_set_ids() | {"mine-bf16-gemm", "mine-lowp-gemm-tensorwise", "mine-cast-tensorwise"}
+    load_calibration(out, set_ids=ids)
+    assert main(["validate", "--measurements", str(measured), "--calibration", str(out)]) in (0, 1)
+    capsys.readouterr()
+    assert main([*argv[:-1], str(measured)]) == 2  # -o onto its own input is refused
+    assert main(["calibrate", "--measurements", str(measured), "--gpu", "NVIDIA B200"]) == 2
+    assert "no set has role 'fit' measured on NVIDIA B200" in capsys.readouterr().err

@@ -8,10 +8,14 @@ training and inference recipe pages, and one per recipe). This hook swaps it int
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 NAV_FILE = Path(__file__).parent / "generated" / "nav.json"
+#: A team's own pages (``roofline build --docs-dir DIR`` copies them here).
+TEAM_DIR = Path(__file__).parent / "team"
+TEAM_TITLE = "Team pages"
 
 
 def on_config(config: Any, **_: Any) -> Any:
@@ -25,5 +29,29 @@ def on_config(config: Any, **_: Any) -> Any:
     for entry in config["nav"]:
         title = next(iter(entry)) if isinstance(entry, dict) else None
         nav.append({title: generated[title]} if title in generated else entry)
+    team = _team_pages()
+    if team:
+        nav.append({TEAM_TITLE: team})
     config["nav"] = nav
     return config
+
+
+#: A Sphinx role left in a docstring as mkdocstrings renders it: ``:class:`~a.b.C```.
+ROLE = re.compile(r":(?:class|func|meth|mod|attr|data|exc|obj):<code>(~?)([^<]*)</code>")
+
+
+def on_page_content(html: str, page: Any, **_: Any) -> str:
+    """On the API page, show Sphinx roles of the docstrings as code (``~`` keeps the last
+    name, as Sphinx does)."""
+    if ":::" not in page.markdown:
+        return html
+    return ROLE.sub(lambda m: f"<code>{m[2].rsplit('.', 1)[-1] if m[1] else m[2]}</code>", html)
+
+
+def _team_pages() -> list[str]:
+    """The team's Markdown pages, index.md first, then by path (titles from the pages)."""
+    if not TEAM_DIR.is_dir():
+        return []
+    pages = sorted(p.relative_to(TEAM_DIR.parent).as_posix() for p in TEAM_DIR.rglob("*.md"))
+    first = f"{TEAM_DIR.name}/index.md"
+    return sorted(pages, key=lambda p: p != first)

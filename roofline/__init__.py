@@ -4,10 +4,18 @@ The package is pure: it builds symbolic formulas (:mod:`roofline.formulas`) from
 recipe registry (:mod:`roofline.recipes`), loads and lints GPU specs
 (:mod:`roofline.specs`) and evaluates compiled formulas over arrays of shapes
 (:mod:`roofline.evaluate`). It never imports torch at module level.
+
+``__all__`` is the public API (the site's Python API page documents it): evaluation
+(:func:`evaluate`, :func:`plan_model`), the loaders of spec, model-preset, Hugging Face
+config, measurement and calibration files, torchao's roofline functions
+(:mod:`roofline.torchao_compat`, drop-in replacements), and the calibrated model's
+:func:`validate` and :func:`calibrate`.
 """
 
 from __future__ import annotations
 
+from roofline.calibration import CalibrationData, load_calibration
+from roofline.calibration.fit import FitResult, calibrate
 from roofline.capability import (
     Capability,
     CapabilityWarning,
@@ -26,6 +34,10 @@ from roofline.errors import (
 )
 from roofline.evaluate import columns_for, compile_model, evaluate, evaluate_terms
 from roofline.formulas import MODEL_VERSION, Quantity, RooflineModel, build_model
+from roofline.measurements import MeasurementDatabase, load_measurements
+from roofline.policy import ModelPlan, plan_model
+from roofline.presets import ModelDatabase, ModelPreset, load_models
+from roofline.presets.hf import HfConfigError, load_hf_config, preset_from_hf_config
 from roofline.recipes import RECIPES, Mode, Recipe, get_recipe, recipe_names
 from roofline.specs import (
     GpuMatch,
@@ -35,40 +47,83 @@ from roofline.specs import (
     json_schema,
     load_specs,
 )
+from roofline.torchao_compat import (
+    get_blockwise_float8_mem_sympy,
+    get_blockwise_gemm_time_sympy,
+    get_float8_mem_sympy,
+    get_gemm_time_sympy,
+    get_individual_gemm_time_sympy,
+    get_inference_bf16_activation_mem_sympy,
+    get_inference_float8_mem_sympy,
+    get_inference_gemm_time_sympy,
+    get_inference_tensor_memory_traffic_ovhd_s,
+    get_specs,
+    get_tensor_memory_traffic_ovhd_s,
+)
+from roofline.validation import ValidationReport, validate
 
 __version__ = "0.1.0"
 
-__all__ = [
+# In the order the API page shows them: evaluating, loading, torchao's functions, the
+# calibrated model, then the types and errors.
+__all__ = [  # noqa: RUF022  (grouped, in the order the API page shows)
+    "evaluate",
+    "evaluate_terms",
+    "columns_for",
+    "compile_model",
+    "build_model",
+    "plan_model",
+    "classify",
+    "load_specs",
+    "load_models",
+    "load_hf_config",
+    "preset_from_hf_config",
+    "load_measurements",
+    "load_calibration",
+    "json_schema",
+    "get_recipe",
+    "recipe_names",
+    "get_specs",
+    "get_gemm_time_sympy",
+    "get_individual_gemm_time_sympy",
+    "get_tensor_memory_traffic_ovhd_s",
+    "get_float8_mem_sympy",
+    "get_inference_gemm_time_sympy",
+    "get_inference_tensor_memory_traffic_ovhd_s",
+    "get_inference_float8_mem_sympy",
+    "get_inference_bf16_activation_mem_sympy",
+    "get_blockwise_gemm_time_sympy",
+    "get_blockwise_float8_mem_sympy",
+    "validate",
+    "calibrate",
     "MODEL_VERSION",
     "RECIPES",
-    "Capability",
-    "CapabilityWarning",
-    "EmulatedWarning",
-    "GpuMatch",
-    "GpuSpec",
-    "HypotheticalWarning",
     "Mode",
     "Quantity",
     "Recipe",
-    "RooflineError",
     "RooflineModel",
-    "ShapeError",
+    "GpuSpec",
+    "GpuMatch",
     "SpecDatabase",
+    "ModelPreset",
+    "ModelDatabase",
+    "ModelPlan",
+    "MeasurementDatabase",
+    "CalibrationData",
+    "ValidationReport",
+    "FitResult",
+    "Capability",
+    "Support",
+    "CapabilityWarning",
+    "EmulatedWarning",
+    "HypotheticalWarning",
+    "VariantFallbackWarning",
+    "RooflineError",
+    "UnknownNameError",
+    "ShapeError",
     "SpecError",
     "SpecProblem",
-    "Support",
-    "UnknownNameError",
     "UnsupportedError",
-    "VariantFallbackWarning",
+    "HfConfigError",
     "__version__",
-    "build_model",
-    "classify",
-    "columns_for",
-    "compile_model",
-    "evaluate",
-    "evaluate_terms",
-    "get_recipe",
-    "json_schema",
-    "load_specs",
-    "recipe_names",
 ]

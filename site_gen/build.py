@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import http.server
 import logging
 import multiprocessing
@@ -38,6 +39,7 @@ from site_gen.write import (
     remove_stale_staging,
     replace_file,
     swap_into_place,
+    sync_site_files,
     write_generated,
 )
 
@@ -149,11 +151,36 @@ def serve_site(site_dir: Path, port: int = 8000) -> None:
             server.serve_forever()
 
 
+def work_root(site_dir: Path, cache: BuildCache) -> Path:
+    """The build root of an installed tool for ``site_dir``: a folder of the build cache
+    (``~/.cache/roofline-atlas/build/roots/<digest of the site path>``, or under
+    ``$ROOFLINE_ATLAS_BUILD_CACHE``) holding the packaged mkdocs.yml and docs/, the lock
+    and ``docs/generated``, so nothing is written into site-packages and two site folders
+    build side by side."""
+    site = str(Path(site_dir).expanduser().resolve())
+    root = cache.root / "roots" / hashlib.sha256(site.encode()).hexdigest()[:16]
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BuildError(f"cannot create the build's work folder {root}: {exc.strerror}"
+                         ) from exc  # fmt: skip
+    return root
+
+
 def build_site(specs_path: str | None, site_dir: Path, serve: bool, use_cache: bool = True,
-               max_gpus: int = MAX_GPUS) -> None:  # fmt: skip
+               max_gpus: int = MAX_GPUS, docs_dir: Path | None = None) -> None:  # fmt: skip
     """``roofline build``: the site from ``specs_path`` (None: bundled) into ``site_dir``;
-    ``max_gpus``: the spec file's GPU limit (``--max-gpus``)."""
-    build(specs_path, Path(site_dir), cache=BuildCache(enabled=use_cache), max_gpus=max_gpus)
+    ``max_gpus``: the spec file's GPU limit (``--max-gpus``); ``docs_dir``: a team's own
+    pages, published under "Team pages". From a checkout the repository is the build root;
+    from an installed wheel, :func:`work_root` (the packaged mkdocs.yml and docs/ copied
+    there under the lock)."""
+    cache = BuildCache(enabled=use_cache)
+    if config.is_checkout():
+        root, sync = config.REPO_ROOT, None
+    else:
+        root, sync = work_root(site_dir, cache), config.SITE_FILES
+    build(specs_path, Path(site_dir), root, cache, max_gpus, extra_docs=docs_dir,
+          sync_from=sync)  # fmt: skip
     if serve:
         serve_site(Path(site_dir))
 
@@ -235,11 +262,16 @@ def build(
     root: Path = config.REPO_ROOT,
     cache: BuildCache | None = None,
     max_gpus: int = MAX_GPUS,
+    extra_docs: Path | None = None,
+    sync_from: Path | None = None,
 ) -> dict[str, float]:
     """Build the reference site from ``specs_path`` (None: bundled database) into ``site_dir``.
 
     ``root`` holds ``mkdocs.yml`` and ``docs/`` (the repository, or a copy in tests);
-    ``max_gpus`` caps the spec file's GPUs (:data:`roofline.datafile.MAX_GPUS`).
+    ``max_gpus`` caps the spec file's GPUs (:data:`roofline.datafile.MAX_GPUS`);
+    ``extra_docs``: a folder of a team's own pages, staged as ``docs/team/``;
+    ``sync_from``: a folder whose mkdocs.yml and docs/ are first copied into ``root`` (an
+    installed tool's package data into its work root), under the lock.
 
     First the guard (:func:`check_site_dir`) and the root's lock (:func:`build_lock`).
     When every input is unchanged since the last build and the site folder and
@@ -256,21 +288,25 @@ def build(
     """
     cache = cache if cache is not None else BuildCache()
     root = Path(root).resolve()
-    site_dir = check_site_dir(Path(site_dir), root, cache)
+    extra_docs = _team_docs(extra_docs)
+    site_dir = check_site_dir(Path(site_dir), root, cache, extra_docs)
     timer = StageTimer()
     with build_lock(root) as lock_fd:
+        if sync_from is not None:
+            sync_site_files(sync_from, root)
         remove_stale_staging(root, site_dir)
         with timer.stage("inputs", "digest of every input; the last build's output verified"):
-            key = keys.input_key(specs_path, root, marker_text()) if cache.enabled else ""
+            key = (keys.input_key(specs_path, root, marker_text(), extra_docs)
+                   if cache.enabled else "")  # fmt: skip
             unchanged = bool(key) and _unchanged(key, site_dir, root, cache)
         if unchanged:
             print(f"[build] inputs unchanged and {site_dir} verified: nothing to rebuild",
                   flush=True)  # fmt: skip
         else:
-            staging = make_staging(root, site_dir)
+            staging = make_staging(root, site_dir, extra_docs)
             try:
                 _build_staged(specs_path, site_dir, root, cache, staging, timer, lock_fd, key,
-                              max_gpus)  # fmt: skip
+                              max_gpus, extra_docs)  # fmt: skip
             finally:
                 staging.remove()
     timer.timings["total"] = timer.total()
@@ -279,9 +315,22 @@ def build(
     return timer.timings
 
 
+def _team_docs(extra_docs: Path | None) -> Path | None:
+    """``--docs-dir``, resolved: a folder, or BuildError naming it."""
+    if extra_docs is None:
+        return None
+    folder = Path(extra_docs).expanduser().resolve()
+    if not folder.is_dir():
+        what = "nothing there" if not folder.exists() else "not a folder"
+        raise BuildError(f"--docs-dir {extra_docs}: expected a folder of Markdown pages, "
+                         f"received {what}")  # fmt: skip
+    return folder
+
+
 def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: BuildCache,
                   staging: Staging, timer: StageTimer, lock_fd: int, key: str,
-                  max_gpus: int = MAX_GPUS) -> None:  # fmt: skip
+                  max_gpus: int = MAX_GPUS, extra_docs: Path | None = None
+                  ) -> None:  # fmt: skip
     """The stages of :func:`build`, writing only into ``staging`` until the final swap."""
     from roofline.presets import load_models
     from roofline.specs import load_specs
@@ -318,7 +367,8 @@ def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: Bui
         outputs = _outputs(staging) if cache.enabled else None
         swap_into_place(staging, site_dir, root / "docs")
     # Recorded only when no input changed while the build ran.
-    if outputs is not None and key and keys.input_key(specs_path, root, marker_text()) == key:
+    if outputs is not None and key and (
+            keys.input_key(specs_path, root, marker_text(), extra_docs) == key):  # fmt: skip
         cache.put("outputs", key, outputs)
         cache.prune("outputs", keep=KEPT_OUTPUTS, protect={key})
 

@@ -104,6 +104,9 @@ def tool_versions() -> tuple[tuple[str, str], ...]:
     names = (
         "mkdocs",
         "mkdocs-material",
+        "mkdocstrings",
+        "mkdocstrings-python",
+        "griffelib",
         "pymdown-extensions",
         "markdown",
         "jinja2",

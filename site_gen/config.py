@@ -15,6 +15,17 @@ REPO_ROOT = PACKAGE_DIR.parent
 DOCS_DIR = REPO_ROOT / "docs"
 GENERATED_DIRNAME = site_paths.GENERATED_DIRNAME
 MKDOCS_YML = REPO_ROOT / "mkdocs.yml"
+#: mkdocs.yml and docs/ as a non-editable install ships them (setup.py copies them).
+SITE_FILES = PACKAGE_DIR / "site_files"
+
+
+def is_checkout() -> bool:
+    """True when site_gen runs from the repository (a checkout or an editable install),
+    False when it runs from an installed wheel (mkdocs.yml and docs/ in SITE_FILES)."""
+    return (MKDOCS_YML.is_file() and (DOCS_DIR / "hooks.py").is_file()) or not (
+        SITE_FILES / "mkdocs.yml"
+    ).is_file()
+
 
 #: The shape the home page and the GPU pages quote first.
 CANONICAL_M = guidance.CANONICAL_M

@@ -81,7 +81,9 @@ def _resolved(places: list[tuple[str, Path]]) -> list[tuple[str, Path]]:
     return [(what, Path(path).expanduser().resolve()) for what, path in places]
 
 
-def check_site_dir(site_dir: Path, root: Path, cache: BuildCache) -> Path:
+def check_site_dir(
+    site_dir: Path, root: Path, cache: BuildCache, extra_docs: Path | None = None
+) -> Path:
     """The resolved site folder, or BuildError when replacing it could destroy anything else.
 
     Refused: the file-system root; a folder that is or contains the build root, its docs
@@ -104,6 +106,7 @@ def check_site_dir(site_dir: Path, root: Path, cache: BuildCache) -> Path:
             ("the build cache", cache.root),
             ("the KaTeX cache", cache_dir()),
             *_packages_and_git(root),
+            *([("the --docs-dir folder", extra_docs)] if extra_docs is not None else []),
         ]
     )
     # Folders holding the user's work: the site may sit inside them, not be or hold them.

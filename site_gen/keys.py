@@ -164,8 +164,11 @@ def build_date() -> str:
     return get_build_date()
 
 
-def input_key(specs_path: str | None, root: Path, marker: str) -> str:
-    """Digest of every input of a build of ``specs_path`` (None: bundled) in ``root``.
+def input_key(
+    specs_path: str | None, root: Path, marker: str, extra_docs: Path | None = None
+) -> str:
+    """Digest of every input of a build of ``specs_path`` (None: bundled) in ``root``
+    (and ``extra_docs``, a team's pages, when given).
 
     Empty when an input cannot be read: the build then runs in full and says why (a
     missing spec file is the spec loader's error to report, not this key's).
@@ -173,6 +176,7 @@ def input_key(specs_path: str | None, root: Path, marker: str) -> str:
     specs_file = Path(specs_path) if specs_path else BUNDLED_SPECS
     try:  # read_bytes refuses a device or FIFO (--specs /dev/zero) instead of reading it
         specs_bytes, root_part = read_bytes(specs_file), root_digest(root)
+        team = files_digest(_tree_files(extra_docs), extra_docs) if extra_docs else ""
     except (OSError, FileRefused):
         return ""
     return digest(
@@ -183,6 +187,7 @@ def input_key(specs_path: str | None, root: Path, marker: str) -> str:
         package_digest("roofline"),
         generator_digest(),
         root_part,
+        team,
         tool_versions(),
         sys.version,
         KATEX_VERSION,

@@ -46,7 +46,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.toc import TableOfContents, get_toc
 
 from site_gen.cache import BuildCache, digest, files_digest, tool_versions
-from site_gen.keys import build_date, code_closure_digest
+from site_gen.keys import build_date, code_closure_digest, package_digest
 
 KIND = "pages"
 #: Entries kept per page of a build: this build's and one earlier version (older ones are
@@ -57,6 +57,8 @@ HTML_COMPRESSION = 1
 #: What every pymdownx.snippets line holds; a line of the plain form names one file.
 SNIPPET_MARK = "-8<-"
 SNIPPET_LINE = re.compile(r"-+8<-+\s+(['\"])([\w./-]+)\1")
+#: A mkdocstrings block: ``::: identifier`` at the start of a line.
+API_BLOCK = re.compile(r"^:::\s+\S", re.MULTILINE)
 
 
 def _toc_data(toc: TableOfContents | None) -> list[dict[str, Any]] | None:
@@ -167,8 +169,11 @@ class PageCache(BasePlugin):
         if snippets is None:
             render(config, files)
             return
+        # A mkdocstrings block (``::: roofline``) renders docstrings: the page's body is
+        # a function of the documented package's source too.
+        documented = package_digest("roofline") if API_BLOCK.search(page.markdown) else ""
         key = digest("body", self._global, self._files_key, page.file.src_uri, page.url,
-                     page.markdown, page.meta, snippets)  # fmt: skip
+                     page.markdown, page.meta, snippets, documented)  # fmt: skip
         stored = self._get(key)
         if stored is not None and self._restore_body(page, stored, files):
             return

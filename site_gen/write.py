@@ -88,8 +88,51 @@ def remove_stale_staging(root: Path, site_dir: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-def make_staging(root: Path, site_dir: Path) -> Staging:
-    """Create the private folders; BuildError naming the path when it is not writable."""
+#: Where a team's own pages (``roofline build --docs-dir DIR``) sit in the staged docs;
+#: docs/hooks.py gives them a nav section of their own.
+TEAM_DIRNAME = "team"
+
+
+def copy_team_docs(source: Path, target: Path) -> int:
+    """Copy the regular files of ``source`` (a team's pages) into ``target``: dot-files,
+    ``__pycache__`` and symbolic links are left out (a link could carry a file from
+    anywhere into the site). Returns the number of Markdown pages copied."""
+    pages = 0
+    for folder, dirs, files in os.walk(source):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__"
+                         and not (Path(folder) / d).is_symlink())  # fmt: skip
+        out = target / Path(folder).relative_to(source)
+        out.mkdir(parents=True, exist_ok=True)
+        for name in files:
+            path = Path(folder) / name
+            if name.startswith(".") or path.is_symlink() or not path.is_file():
+                continue
+            shutil.copy2(path, out / name)
+            pages += name.endswith(".md")
+    return pages
+
+
+def sync_site_files(source: Path, root: Path) -> None:
+    """Make ``root`` hold ``source``'s mkdocs.yml and docs/ (an installed tool's package
+    data), keeping ``root/docs/generated`` (the last build's pages, for linking). ``root``
+    is the tool's own work folder in the user's cache, so what it replaced was its own."""
+    docs = root / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    for entry in docs.iterdir():
+        if entry.name == config.GENERATED_DIRNAME:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    shutil.copy2(source / "mkdocs.yml", root / "mkdocs.yml")
+    shutil.copytree(source / "docs", docs, ignore=_staging_ignore(source / "docs"),
+                    dirs_exist_ok=True)  # fmt: skip
+
+
+def make_staging(root: Path, site_dir: Path, extra_docs: Path | None = None) -> Staging:
+    """Create the private folders; BuildError naming the path when it is not writable.
+    ``extra_docs``: a team's pages, copied into the staged docs as ``team/``."""
     try:
         site_dir.parent.mkdir(parents=True, exist_ok=True)
         holder = staging_folder(site_dir.parent, site_dir.name)
@@ -106,6 +149,16 @@ def make_staging(root: Path, site_dir: Path) -> Staging:
     try:
         shutil.copy2(root / "mkdocs.yml", private / "mkdocs.yml")
         shutil.copytree(root / "docs", staging.docs, ignore=_staging_ignore(root / "docs"))
+        if extra_docs is not None:
+            team = staging.docs / TEAM_DIRNAME
+            if team.exists():
+                staging.remove()
+                raise BuildError(f"--docs-dir: the site's own docs already have {TEAM_DIRNAME}/")
+            pages = copy_team_docs(extra_docs, team)
+            if not pages:
+                staging.remove()
+                raise BuildError(f"--docs-dir {extra_docs}: expected Markdown pages (*.md), "
+                                 "found none")  # fmt: skip
     except OSError as exc:
         staging.remove()
         raise BuildError(f"cannot stage the build in {private}: {exc.strerror} "

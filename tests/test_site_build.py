@@ -22,6 +22,28 @@ def test_strict_build_makes_every_page(small_site_dir: Path) -> None:
     # the page leads with the calibrated model and quotes torchao's beside it
     assert "by the calibrated model" in html and "torchao&#39;s model" in html
     assert 'id="calibrated-model-parameters"' in html
+    _check_api_page(site)
+
+
+def _check_api_page(site: Path) -> None:
+    """The API page (mkdocstrings, issue #22): every public name documented, its
+    docstring shown, Sphinx roles shown as code, and the page in the search index."""
+    import json
+
+    import roofline
+
+    html = (site / "api" / "index.html").read_text("utf-8")
+    for name in roofline.__all__:
+        if name in ("__version__", "MODEL_VERSION", "RECIPES"):
+            continue
+        anchor = "roofline.evaluate.evaluate" if name == "evaluate" else f"roofline.{name}"
+        assert f'id="{anchor}"' in html, name
+    assert "Roofline columns for every shape" in html  # evaluate's docstring
+    assert ":class:" not in html and ":func:" not in html
+    index = json.loads((site / "search" / "search_index.json").read_text("utf-8"))
+    locations = {doc["location"] for doc in index["docs"]}
+    assert "api/#roofline.load_hf_config" in locations
+    assert "api/#roofline.calibrate" in locations
 
 
 @pytest.mark.slow

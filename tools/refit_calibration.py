@@ -17,6 +17,7 @@ from pathlib import Path
 
 from roofline.calibration.data import load_calibration
 from roofline.calibration.fit import fit
+from roofline.calibration.write import rewrite_value
 from roofline.crossval import bands_from, cross_validate
 from roofline.measurements import load_measurements
 from roofline.specs import load_specs
@@ -29,18 +30,8 @@ MEASUREMENTS = DATA / "measurements.toml"
 
 
 def _rewrite(text: str, gpu: str | None, key: str, value: float) -> str:
-    """``text`` with the ``value =`` line of (gpu, key) set to ``value`` (4 digits)."""
-    if gpu is None:
-        header = re.escape(f"[parameters.{key}]")
-        start = re.search(header, text)
-    else:
-        block = re.search(r'\[\[gpu\]\]\nname = "' + re.escape(gpu) + '"', text)
-        assert block is not None, gpu
-        start = re.compile(re.escape(f'[gpu.values."{key}"]')).search(text, block.end())
-    assert start is not None, (gpu, key)
-    line = re.compile(r"value = [^\n]+").search(text, start.end())
-    assert line is not None
-    return text[: line.start()] + f"value = {value:.5g}" + text[line.end() :]
+    """``text`` with the ``value =`` line of (gpu, key) set to ``value``."""
+    return rewrite_value(text, gpu, key, value)
 
 
 def main() -> int:

@@ -18,6 +18,7 @@ import numpy as np
 
 from roofline.calibration.bounds import fit_bounds
 from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, Entry
+from roofline.errors import RooflineError
 from roofline.measurements import MeasurementDatabase, MeasurementSet, SetRole
 from roofline.specs import SpecDatabase
 
@@ -108,19 +109,65 @@ def _residuals(
     return np.concatenate(parts)
 
 
-def fit(data: CalibrationData, measurements: MeasurementDatabase, specs: SpecDatabase) -> FitResult:
-    """Refit every stored parameter of ``data`` on the fit sets of ``measurements``."""
-    return fit_on(data, measurements.by_role(SetRole.FIT), specs)
+def calibrate(
+    measurements: MeasurementDatabase | None = None,
+    specs: SpecDatabase | None = None,
+    calibration: CalibrationData | None = None,
+) -> FitResult:
+    """Refit the calibrated model's stored parameters on the ``fit`` sets of
+    ``measurements`` (what ``roofline calibrate`` prints), by bounded least squares.
+
+    Each argument defaults to the bundled file: the measurement sets
+    (:func:`roofline.measurements.load_measurements`), the spec database
+    (:func:`roofline.specs.load_specs`) and the stored calibration
+    (:func:`roofline.calibration.load_calibration`). Holdout and context sets are never
+    fitted on. Needs scipy (``pip install roofline-atlas[fit]``): without it, ImportError.
+    """
+    from roofline.calibration.data import load_calibration
+    from roofline.measurements import load_measurements
+    from roofline.specs import load_specs
+
+    specs = specs if specs is not None else load_specs()
+    measurements = measurements if measurements is not None else load_measurements(specs=specs)
+    calibration = calibration if calibration is not None else load_calibration()
+    return fit(calibration, measurements, specs)
+
+
+def fit(
+    data: CalibrationData,
+    measurements: MeasurementDatabase,
+    specs: SpecDatabase,
+    gpu: str | None = None,
+) -> FitResult:
+    """Refit every stored parameter of ``data`` on the fit sets of ``measurements``; with
+    ``gpu``, only that GPU's stored parameters (on the fit sets measured on it)."""
+    sets = measurements.by_role(SetRole.FIT)
+    if gpu is None:
+        return fit_on(data, sets, specs)
+    parameters = [p for p in free_parameters(data) if p[0] == gpu]
+    if not parameters:
+        have = sorted({g for g, _ in free_parameters(data) if g is not None})
+        raise RooflineError(
+            f"--gpu: {gpu} has no stored per-GPU parameters in {data.origin} to refit; "
+            f"GPUs with them: {', '.join(have)}"
+        )
+    own = [s for s in sets if s.gpu == gpu]
+    if not own:
+        raise RooflineError(f"--gpu: no fit set of {measurements.origin} was measured on {gpu}")
+    return fit_on(data, own, specs, parameters)
 
 
 def fit_on(
-    data: CalibrationData, sets: Sequence[MeasurementSet], specs: SpecDatabase
+    data: CalibrationData,
+    sets: Sequence[MeasurementSet],
+    specs: SpecDatabase,
+    parameters: Sequence[ParameterId] | None = None,
 ) -> FitResult:
-    """Refit every stored parameter of ``data`` on ``sets`` (cross-validation passes the
-    fit sets of every source but one)."""
+    """Refit every stored parameter of ``data`` (or only ``parameters``) on ``sets``
+    (cross-validation passes the fit sets of every source but one)."""
     from scipy.optimize import least_squares  # optional: the `fit` extra
 
-    parameters = free_parameters(data)
+    parameters = list(parameters) if parameters is not None else free_parameters(data)
     stored = [_entry(data, p).value for p in parameters]
     scale = [1e-6 if key in GLOBAL_KEYS else 0.1 for _, key in parameters]
     low, high = _bounds(parameters)

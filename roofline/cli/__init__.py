@@ -32,6 +32,7 @@ from roofline.cli.commands import (
     cmd_specs_schema,
     cmd_specs_show,
 )
+from roofline.cli.measure import add_measure_parser
 from roofline.cli.model import add_model_parsers
 from roofline.cli.output import atomic_writer, named_inputs, write_atomically
 from roofline.cli.rows import cmd_eval, groups_arg
@@ -179,11 +180,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_model_parsers(sub)
     add_validate_parser(sub)
     add_calibrate_parser(sub)
+    add_measure_parser(sub)
 
     bd = sub.add_parser("build", help="build the reference site")
     bd.add_argument("--specs", metavar="FILE", help="spec file (default: bundled database)")
     bd.add_argument("--site-dir", default="site", help="output folder (default: site/)")
     bd.add_argument("--serve", action="store_true", help="serve the built site afterwards")
+    bd.add_argument(
+        "--docs-dir",
+        metavar="DIR",
+        help="a folder of your own Markdown pages, published under 'Team pages'",
+    )
     bd.add_argument(
         "--no-cache",
         action="store_true",

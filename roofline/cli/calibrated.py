@@ -15,16 +15,26 @@ import math
 import sys
 import threading
 from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
 
 import sympy
 
-from roofline.calibration.data import CalibrationData, bundled_set_ids, load_calibration
+from roofline.calibration.data import (
+    CalibrationData,
+    bundled_set_ids,
+    load_calibration,
+    parse_calibration,
+)
 from roofline.calibration.fit import FitResult, fit, free_parameters, relative_change
 from roofline.calibration.params import Basis, CalibratedParameters, calibration_for
+from roofline.calibration.write import rewrite_value
+from roofline.cli.output import output_path, write_atomically
 from roofline.errors import RooflineError
 from roofline.formulas import RooflineModel
 from roofline.measurements import MeasurementDatabase, SetRole, load_measurements
 from roofline.specs import GpuSpec, SpecDatabase
+from roofline.specs.text import load_toml
 from roofline.symbols import CALIBRATION_SYMBOLS
 
 EXIT_CHANGED = 1
@@ -172,6 +182,15 @@ def add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     cal.add_argument(
         "--measurements", metavar="FILE", help="measurement file (default: the bundled one)"
     )
+    cal.add_argument(
+        "--gpu", metavar="NAME", help="refit only this GPU's parameters, on its fit sets"
+    )
+    cal.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the calibration file with the determined refit values (comments kept)",
+    )
     add_calibration_file_arg(cal)
     cal.set_defaults(func=cmd_calibrate)
 
@@ -204,19 +223,55 @@ def load_inputs(
 
     specs = resolve_specs(args.specs)
     measurements = load_measurements(args.measurements, specs=specs)
-    return specs, measurements, calibration_data(args, specs, set(measurements.ids()))
+    # A calibration file may cite the bundled sets (it derives from the bundled one) and
+    # the sets of the measurement file in use.
+    ids = set(measurements.ids()) | bundled_set_ids()
+    return specs, measurements, calibration_data(args, specs, ids)
+
+
+def _write_calibration(
+    args: argparse.Namespace,
+    out: Path,
+    result: FitResult,
+    fit_ids: list[str],
+    specs: SpecDatabase,
+    measurements: MeasurementDatabase,
+) -> None:
+    """The input calibration file with each determined refit value (and, for a refit on
+    another measurement file, its ``sets``) rewritten; linted, then written atomically."""
+    source = getattr(args, "calibration", None)
+    if source is None:
+        text = resources.files("roofline").joinpath("data/calibration.toml").read_text("utf-8")
+    else:
+        text = Path(source).read_text("utf-8")
+    determined = result.determined or (True,) * len(result.parameters)
+    sets = fit_ids if getattr(args, "measurements", None) else None
+    written = 0
+    for (gpu, key), value, ok in zip(result.parameters, result.fitted, determined, strict=True):
+        if ok:
+            text = rewrite_value(text, gpu, key, value, sets)
+            written += 1
+    ids = set(measurements.ids()) | bundled_set_ids()
+    parse_calibration(load_toml(text), str(out), set(specs), ids)  # the file loads
+    write_atomically(out, text)
+    kept = len(result.parameters) - written
+    print(f"wrote {written} refit values to {out} ({kept} undetermined, kept as stored)")
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     """``roofline calibrate``: the refit beside the stored values; ``--check`` gates on it."""
     require_scipy("calibrate")
     specs, measurements, data = load_inputs(args)
-    fit_sets = measurements.by_role(SetRole.FIT)
+    gpu = specs.match(args.gpu).gpu.name if getattr(args, "gpu", None) else None
+    fit_sets = [s for s in measurements.by_role(SetRole.FIT) if gpu is None or s.gpu == gpu]
     if not fit_sets:
-        raise RooflineError(f"{measurements.origin}: no set has role 'fit'; nothing to fit on")
-    count = len(free_parameters(data))
+        on = f" measured on {gpu}" if gpu else ""
+        raise RooflineError(f"{measurements.origin}: no set has role 'fit'{on}; nothing to fit on")
+    count = len([p for p in free_parameters(data) if gpu is None or p[0] == gpu])
+    inputs = [p for p in (args.calibration, args.measurements, args.specs) if p]
+    out = output_path(args.output, inputs) if getattr(args, "output", None) else None
     with progress(f"fitting {count} parameters on {len(fit_sets)} sets ..."):
-        result = fit(data, measurements, specs)
+        result = fit(data, measurements, specs, gpu)
     moved = _print_fit(result, args.tolerance)
     determined = count - len(result.undetermined())
     print(
@@ -227,6 +282,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         names = ", ".join(f"{gpu or 'all GPUs'}: {key}" for gpu, key in result.undetermined())
         print(f"undetermined (the data cannot fix them; stored values kept): {names}")
     print(f"mean |log(predicted / measured)| on them: {result.mean_log_error:.4f}")
+    if out is not None:
+        _write_calibration(args, out, result, [s.id for s in fit_sets], specs, measurements)
     if not args.check:
         return 0
     for gpu, key, stored, fitted, change in moved:

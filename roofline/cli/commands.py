@@ -251,5 +251,6 @@ def cmd_build(args: argparse.Namespace) -> int:
         serve=args.serve,
         use_cache=not args.no_cache,
         max_gpus=args.max_gpus,
+        docs_dir=Path(args.docs_dir) if args.docs_dir else None,
     )
     return 0

@@ -27,7 +27,8 @@ from roofline.errors import RooflineError, printable
 from roofline.evaluate import resolve_specs
 from roofline.formulas import MODEL_VERSION, Quantity, build_model
 from roofline.policy import BF16_NAME, RUNNABLE, ModelPlan, plan_model
-from roofline.presets import ParameterError, load_models
+from roofline.presets import ModelPreset, ParameterError, load_models
+from roofline.presets.hf import SUPPORTED_TYPES, load_hf_config
 from roofline.recipes import Mode, get_recipe
 from roofline.symbols import CALIBRATION_SYMBOLS
 
@@ -49,7 +50,18 @@ def add_model_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "single recipe's and the best per-GEMM mix's time and speedup (forward / backward), "
         "and the GEMMs a recipe cannot run. Exit 0; 2 on bad input.",
     )
-    mp.add_argument("name", nargs="?", metavar="NAME", help="preset name (roofline models)")
+    mp.add_argument(
+        "name",
+        nargs="?",
+        metavar="NAME",
+        help="preset name (roofline models); with --hf-config, the name to show",
+    )
+    mp.add_argument(
+        "--hf-config",
+        metavar="FILE",
+        help="derive every linear GEMM from a Hugging Face config.json instead of a preset "
+        f"(model types: {', '.join(SUPPORTED_TYPES)})",
+    )
     mp.add_argument("--list", action="store_true", help="list the presets (as roofline models)")
     mp.add_argument(
         "--gpu",
@@ -128,10 +140,10 @@ def cmd_model(args: argparse.Namespace) -> int:
     """``roofline model``: one preset on one GPU as a table, CSV or JSON."""
     if args.list:
         return cmd_models(args)
-    if args.name is None:
+    if args.name is None and args.hf_config is None:
         raise RooflineError(
             "give a model preset name, e.g. roofline model llama3.1-70b --gpu 'NVIDIA B200' "
-            "--tokens 16384 (roofline models lists them)"
+            "--tokens 16384 (roofline models lists them), or --hf-config config.json"
         )
     path = output_path(args.output, named_inputs(args))
     plan, calibration = _plan(args)
@@ -153,7 +165,7 @@ def cmd_model(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> tuple[ModelPlan, CalibratedParameters | None]:
     """The plan the arguments ask for, every input checked first: the preset and its step
     parameters, the recipes, the GPU, the calibration. Warnings go to stderr."""
-    preset = load_models(args.models).get(args.name)
+    preset = _preset(args)
     if args.tokens is None:
         raise RooflineError("--tokens M is required: tokens per step per device (e.g. 16384)")
     tokens, ep = _count("tokens", args.tokens), _count("ep", args.ep)
@@ -172,6 +184,15 @@ def _plan(args: argparse.Namespace) -> tuple[ModelPlan, CalibratedParameters | N
         )  # fmt: skip
     warn_fallback(match)
     return plan, calibration
+
+
+def _preset(args: argparse.Namespace) -> ModelPreset:
+    """The preset NAME of --models (or the bundled file), or the one --hf-config derives."""
+    if args.hf_config is None:
+        return load_models(args.models).get(args.name)
+    if args.models is not None:
+        raise RooflineError("--hf-config and --models: give one source of the model, not both")
+    return load_hf_config(args.hf_config, name=args.name)
 
 
 def assumed_parameters(plan: ModelPlan, params: CalibratedParameters) -> list[str]:

@@ -20,6 +20,7 @@ from roofline.errors import DataFileError, DataProblem
 from roofline.measurements.model import Source
 from roofline.presets import rules as R
 from roofline.presets.fields import KIND, FieldLinter
+from roofline.presets.hf import HfConfigError, load_hf_config
 from roofline.presets.model import LayerBlock, LinearKind, ModelDatabase, ModelPreset, PresetGemm
 from roofline.shapes import MAX_DIM
 from roofline.slugs import slug
@@ -32,6 +33,8 @@ BUNDLED_MODELS_PATH = Path(__file__).resolve().parent.parent / "data" / "models.
 
 class _Linter(FieldLinter):
     """The entry rules: models, sources, blocks, GEMMs, and names across models."""
+
+    base_dir: Path = Path(".")  # where hf_config paths are read from
 
     def document(self, doc: dict[str, Any]) -> list[dict[str, Any]]:
         """The model tables of a parsed file, top-level keys linted."""
@@ -71,10 +74,16 @@ class _Linter(FieldLinter):
             notes = self.text(entry, "notes", table["notes"], R.TEXT_LIMITS["notes"]) or ""
         sources = self.tables(entry, "sources", table, "sources", R.MAX_SOURCES)
         built_sources = [self.source(entry, f"sources[{i}]", s) for i, s in enumerate(sources)]
-        blocks = self.tables(entry, "block", table, "block", R.MAX_BLOCKS)
-        built = [self.block(entry, f"block[{i}]", b) for i, b in enumerate(blocks)]
-        self.duplicates(entry, "block", [b.get("name") for b in blocks], "name")
-        self.experts_agree(entry, built)
+        if "hf_config" in table:
+            built = self.hf_blocks(entry, table, name)
+        else:
+            if "block" not in table:
+                expected = "[[model.block]] tables, or hf_config naming a config.json"
+                self.error(entry, "block", expected, "nothing")
+            blocks = self.tables(entry, "block", table, "block", R.MAX_BLOCKS)
+            built = [self.block(entry, f"block[{i}]", b) for i, b in enumerate(blocks)]
+            self.duplicates(entry, "block", [b.get("name") for b in blocks], "name")
+            self.experts_agree(entry, built)
         if self.count() > before:
             return None
         return ModelPreset(
@@ -84,6 +93,31 @@ class _Linter(FieldLinter):
             sources=tuple(built_sources),
             notes=notes,
         )
+
+    def hf_blocks(
+        self, entry: str, table: dict[str, Any], name: str | None
+    ) -> list[LayerBlock | None]:
+        """The blocks derived from the model's ``hf_config``: a relative path to a
+        transformers config.json inside the preset file's folder (:mod:`.hf`)."""
+        if "block" in table:
+            expected = "either hf_config or [[model.block]] tables, not both"
+            self.error(entry, "hf_config", expected, "both")
+            return []
+        value = table["hf_config"]
+        path = _config_path(value, self.base_dir)
+        if path is None:
+            expected = (
+                "a relative path to a config.json inside the preset file's folder "
+                "(no '..', not absolute)"
+            )
+            self.error(entry, "hf_config", expected, describe(value))
+            return []
+        try:
+            derived = load_hf_config(path, name=name or None)
+        except HfConfigError as exc:
+            self.error(entry, "hf_config", "a supported transformers config.json", str(exc))
+            return []
+        return list(derived.blocks)
 
     def source(self, entry: str, prefix: str, table: dict[str, Any]) -> Source | None:
         before = self.count()
@@ -255,12 +289,30 @@ def _label(name: Any, index: int) -> str:
     return f"model #{index + 1}"
 
 
-def parse_models(text: str, file: str) -> ModelDatabase:
+def _config_path(value: Any, base_dir: Path) -> Path | None:
+    """``base_dir / value`` when ``value`` is a relative path that stays inside
+    ``base_dir`` (symlinks resolved), else None: a preset file names no file elsewhere."""
+    if not isinstance(value, str) or not value or len(value) > 1000 or "\x00" in value:
+        return None
+    relative = Path(value)
+    if relative.is_absolute() or ".." in relative.parts:
+        return None
+    base = base_dir.resolve()
+    path = (base / relative).resolve()
+    return path if path.is_relative_to(base) and path != base else None
+
+
+def parse_models(
+    text: str, file: str, base_dir: str | os.PathLike[str] | None = None
+) -> ModelDatabase:
     """Lint and load model-preset ``text``; ``file`` names it in messages.
+
+    ``hf_config`` paths are read relative to ``base_dir`` (default: the folder of ``file``).
 
     Raises :class:`roofline.errors.DataFileError` listing every problem when any is found.
     """
     linter = _Linter(file)
+    linter.base_dir = Path(base_dir) if base_dir is not None else Path(file).parent
     try:
         doc = load_toml(text)
     except TomlProblem as exc:
@@ -286,7 +338,7 @@ def load_models(path: str | os.PathLike[str] | None = None) -> ModelDatabase:
     """
     if path is None:
         text = resources.files("roofline").joinpath("data/models.toml").read_text("utf-8")
-        return parse_models(text, BUNDLED_NAME)
+        return parse_models(text, BUNDLED_NAME, BUNDLED_MODELS_PATH.parent)
     file = str(Path(path))
     try:
         text = read_text(path, "model-preset file", R.MAX_FILE_BYTES)

@@ -16,7 +16,8 @@ MODEL_KEYS: dict[str, bool] = {
     "display_name": True,
     "notes": False,
     "sources": True,
-    "block": True,
+    "block": False,  # required unless hf_config derives the blocks
+    "hf_config": False,
 }
 SOURCE_KEYS: dict[str, bool] = {"url": True, "read_on": True, "commit": False, "note": False}
 BLOCK_KEYS: dict[str, bool] = {

@@ -14,6 +14,7 @@ from typing import Any
 from roofline import site_paths, units
 from roofline.capability import classify
 from roofline.policy import BF16_NAME
+from roofline.presets.hf import SUPPORTED_TYPES
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import GpuSpec
 from site_gen import model_rows
@@ -38,7 +39,8 @@ def index(site: SiteInput, models: ModelAtlas) -> PageOutput:
                for p in models.presets]  # fmt: skip
     return page(path, "models_index.md.j2", [table], table=table, presets=presets,
                 tokens=units.count(models.tokens), ep_rule=_ep_rule(),
-                format_link=rel(FORMAT_PAGE, path))  # fmt: skip
+                format_link=rel(FORMAT_PAGE, path),
+                hf_types=", ".join(SUPPORTED_TYPES))  # fmt: skip
 
 
 def overview(site: SiteInput, models: ModelAtlas, name: str) -> PageOutput:

@@ -416,3 +416,80 @@ def test_equation_index_cite_button(session: Session) -> None:
     assert page.evaluate("navigator.clipboard.readText()") == expected
     assert page.locator(".arithmatex .katex").count() == page.locator(".arithmatex").count()
     assert session.errors == [] and session.external == []
+
+
+def _best_in_python(gpu_name: str, mode: str, M: int, K: int, N: int):
+    """The home picker's answer computed in Python: the native recipe with the largest
+    calibrated speedup (unfused, dense) and the error band of its model."""
+    import warnings
+
+    from browser.site_fixtures import SMALL_SPECS
+
+    from roofline import Mode, Support, classify, evaluate, get_recipe, load_specs, recipe_names
+    from roofline.error_bands import model_band
+    from roofline.evaluate import calibration_of, compile_model
+
+    specs = load_specs(SMALL_SPECS)
+    gpu = specs[gpu_name]
+    rows = []
+    for name in recipe_names(Mode(mode)):
+        recipe = get_recipe(name, mode)
+        if classify(gpu, recipe).support is not Support.NATIVE:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cols = evaluate(gpu, mode, recipe, M, K, N, specs=specs, calibrated=True)
+        except Exception:  # a shape the recipe refuses (divisibility) does not compete
+            continue
+        rows.append((float(cols["r_fp8_gemm_and_ovhd_spdp"]), recipe))
+    speedup, recipe = max(rows, key=lambda r: r[0])
+    model = compile_model(mode, recipe, False, calibrated=True, grouped=False).model
+    band = model_band(gpu, calibration_of(gpu, specs), model)
+    return recipe.name, speedup, band.fraction
+
+
+def test_home_picker_answers_before_any_prose(session: Session) -> None:
+    session.open(PAGES["home"])
+    page = session.page
+    page.wait_for_selector("[data-role=best-recipe]")
+    for gpu, mode, shape in (("Test B200", "training", (8192, 4096, 4096)),
+                             ("Test H100", "inference", (1024, 2048, 4096))):  # fmt: skip
+        page.select_option(".ra-best select[name=gpu]", gpu)
+        page.select_option(".ra-best select[name=mode]", mode)
+        for dim, value in zip("MKN", shape, strict=True):
+            page.fill(f".ra-best input[name={dim}]", str(value))
+        recipe, speedup, band = _best_in_python(gpu, mode, *shape)
+        assert page.locator("[data-role=best-recipe]").inner_text() == recipe
+        shown = float(page.locator("[data-role=best-speedup]").get_attribute("data-value"))
+        assert shown == pytest.approx(speedup, rel=1e-9)
+        assert float(page.locator("[data-role=best-band]").get_attribute("data-band")) == pytest.approx(band)
+        href = page.locator(".ra-best-link").get_attribute("href")
+        assert f"recipe={recipe}" in href and "calibrated=1" in href
+    page.fill(".ra-best input[name=M]", "0")
+    assert "positive" in page.locator(".ra-best [data-role=message]").inner_text()
+    assert session.errors == [] and session.external == []
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1400, 900)])
+def test_the_answer_is_on_the_first_screen(browser, base_url: str, width: int, height: int) -> None:
+    """Tool first: the home picker's answer precedes the prose, and the calculator's form
+    and its speedup fit the first screen (default state), at a phone's and a desktop's width."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    try:
+        page.goto(base_url, wait_until="networkidle")
+        page.wait_for_selector("[data-role=best-speedup]")
+        answer = page.locator("[data-role=best-speedup]").bounding_box()
+        prose = page.locator("article p strong", has_text="How much faster").bounding_box()
+        assert answer["y"] + answer["height"] <= height and answer["y"] < prose["y"]
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"home-first-screen-{width}.png"))
+        page.goto(base_url + CALCULATOR, wait_until="networkidle")
+        page.wait_for_selector("[data-column]")
+        speed = page.locator(".ra-calc-card").first.bounding_box()
+        form = page.locator(".ra-calc-form").first.bounding_box()
+        assert form["y"] >= 0 and speed["y"] + speed["height"] <= height
+        page.screenshot(path=str(ARTIFACTS / f"calculator-first-screen-{width}.png"))
+    finally:
+        context.close()

@@ -283,13 +283,16 @@
     this.results = el("div", { class: "ra-calc-results" });
     this.command = el("code", { class: "ra-calc-command" });
     this.share = el("button", { type: "button", class: "ra-copy", text: "Copy link" });
-    host.appendChild(el("form", { class: "ra-calc-form", autocomplete: "off" },
-                        [model, shape, models, this.overrideBox]));
+    // Tool first: the GPU, recipe and shape, then the answer, then the rest of the form
+    // (model presets, overrides), so the form and the result fit the first screen.
+    host.appendChild(el("form", { class: "ra-calc-form", autocomplete: "off" }, [model, shape]));
     this.alert = null;  // the box listing the link's rejected values (showProblems)
     host.appendChild(this.status);
     host.appendChild(this.results);
     host.appendChild(el("div", { class: "ra-calc-cli" }, [
       el("span", { text: "Same numbers from the CLI: " }), this.command, this.share]));
+    host.appendChild(el("form", { class: "ra-calc-form ra-calc-more", autocomplete: "off" },
+                        [models, this.overrideBox]));
 
     var onChange = function () { self.update(true); };
     [this.gpu, this.recipe, this.fusion, this.calibrated].forEach(function (x) {
@@ -576,20 +579,25 @@
       hw[h.key] = got.value;
       overridden[h.key] = hw[h.key];
     });
+    finishHardware(this.data, g, hw);
+    return { values: hw, overridden: overridden, errors: errors };
+  };
+
+  function finishHardware(d, g, hw) {
     // GpuSpec.value's fallback, after the overrides: without its own figure, the
     // block-scaled fp8 peak follows fp8_peak_tops, overridden or not.
-    this.data.hardware.forEach(function (h) {
+    d.hardware.forEach(function (h) {
       if (h.fallback && (hw[h.key] === null || hw[h.key] === undefined)) hw[h.key] = hw[h.fallback];
       // and a figure with a default that changes nothing (sm_count: 1e12, no waves)
       if (h.default !== null && (hw[h.key] === null || hw[h.key] === undefined)) hw[h.key] = h.default;
     });
     // Then GpuSpec.value's clock: a card that holds a higher clock than its printed peaks
     // assume (sustained_clock_mhz) runs every peak at sustained / peak clock.
-    this.data.hardware.forEach(function (h) {
+    d.hardware.forEach(function (h) {
       if (h.clocked && hw[h.key] !== null && hw[h.key] !== undefined) hw[h.key] *= g.clock_scale;
     });
-    return { values: hw, overridden: overridden, errors: errors };
-  };
+    return hw;
+  }
 
   // The checks of roofline.evaluate.evaluate, in its order, with the CLI's messages.
   Calculator.prototype.check = function (key, hw, dims) {
@@ -708,13 +716,17 @@
   // roofline.error_bands.model_band: the weakest level among the per-GPU parameters the
   // calibrated model uses sets the basis; the GPU's bands give its fraction.
   Calculator.prototype.band = function (key, grouped) {
+    return bandOf(this.gpuData(), key, grouped);
+  };
+
+  function bandOf(g, key, grouped) {
     var entry = own(window.RooflineModels.models, key);
-    var keys = (grouped ? entry.grouped : entry).calibrated.band_keys, g = this.gpuData();
+    var keys = (grouped ? entry.grouped : entry).calibrated.band_keys;
     var order = ["gpu", "family", "global"], worst = 0;
     keys.forEach(function (k) { worst = Math.max(worst, order.indexOf(g.cal_levels[k])); });
     var basis = ["measured", "family", "global"][worst], band = g.bands[basis];
     return { basis: basis, fraction: band[0], of: band[1] };
-  };
+  }
 
   // torchao: torchao's result, shown beside the calibrated one (result.calibrated).
   Calculator.prototype.render = function (result, mode, hw, torchao) {
@@ -787,9 +799,9 @@
         .map(function (h) { return el("th", { text: h }); }))]),
       el("tbody", {}, rows)
     ]);
+    this.results.appendChild(headline);  // the answer first, then what it was computed with
     this.results.appendChild(which);
     this.results.appendChild(layer);
-    this.results.appendChild(headline);
     this.results.appendChild(el("h3", { text: "Columns (as roofline eval prints them)" }));
     this.results.appendChild(el("div", { class: "md-typeset__table" }, [table]));
     this.results.appendChild(el("h3", { text: "Per-kernel breakdown" }));
@@ -803,14 +815,122 @@
     ]);
   }
 
+  // -- the home page's picker: the best native recipe for a GPU, mode and shape ----------
+  // Every recipe native on the GPU in that mode (roofline.guidance: only native recipes
+  // compete for best), timed by the calibrated model (unfused, dense) as the calculator
+  // does with calibrated=1; the answer is the largest speedup, with its CV error band.
+
+  function BestPicker(host) {
+    this.host = host;
+    this.data = window.RooflineCalculatorData;
+    this.build();
+    this.update();
+  }
+
+  BestPicker.prototype.build = function () {
+    var self = this, d = this.data, host = this.host;
+    host.textContent = "";
+    this.gpu = el("select", { name: "gpu", "aria-label": "GPU" });
+    d.gpus.forEach(function (g) { self.gpu.appendChild(el("option", { value: g.name, text: g.name })); });
+    this.gpu.value = d.defaults.gpu;
+    this.mode = el("select", { name: "mode", "aria-label": "mode" });
+    Object.keys(d.modes).forEach(function (m) { self.mode.appendChild(el("option", { value: m, text: m })); });
+    this.mode.value = d.defaults.mode;
+    this.dims = {};
+    var fields = [this.labelled("GPU", this.gpu, "ra-best-gpu"), this.labelled("Mode", this.mode)];
+    ["M", "K", "N"].forEach(function (dim) {
+      self.dims[dim] = el("input", { type: "text", inputmode: "numeric", name: dim, autocomplete: "off",
+                                     spellcheck: "false", value: String(d.defaults[dim]) });
+      fields.push(self.labelled(dim, self.dims[dim]));
+    });
+    this.answer = el("div", { class: "ra-best-answer", role: "status", "data-role": "best" });
+    this.link = el("a", { class: "ra-best-link", text: "Open this in the calculator →" });
+    host.appendChild(el("form", { class: "ra-best-form", autocomplete: "off" }, fields));
+    host.appendChild(this.answer);
+    host.appendChild(el("p", { class: "ra-calc-note" }, [this.link]));
+    var onChange = function () { self.update(); };
+    [this.gpu, this.mode].forEach(function (x) { x.addEventListener("change", onChange); });
+    Object.keys(this.dims).forEach(function (k) { self.dims[k].addEventListener("input", onChange); });
+  };
+
+  BestPicker.prototype.labelled = function (label, input, cls) {
+    return el("label", { class: "ra-best-field" + (cls ? " " + cls : "") },
+              [el("span", { class: "ra-calc-label", text: label }), input]);
+  };
+
+  // Every native recipe's calibrated speedup at the shape, best first; a message instead
+  // when the shape is not one the CLI takes.
+  BestPicker.prototype.ranking = function (mode, dims) {
+    var d = this.data, gpu = this.gpu.value;
+    var g = d.gpus.filter(function (x) { return x.name === gpu; })[0];
+    for (var i = 0; i < 3; i++) {
+      var problem = dimProblem(d.shape, ["M", "K", "N"][i], dims[["M", "K", "N"][i]]);
+      if (problem) return { problem: problem };
+    }
+    var hw = finishHardware(d, g, Object.assign({}, g.hw));
+    var M = Number(dims.M), K = Number(dims.K), N = Number(dims.N), rows = [];
+    (own(d.modes, mode) || []).forEach(function (recipe) {
+      var verdict = own(g.capability, mode + "/" + recipe);
+      if (!verdict || verdict[0] !== "native") return;
+      var needs = own(d.needs, mode + "/" + recipe) || [];
+      if (needs.some(function (k) { return hw[k] === null || hw[k] === undefined; })) return;
+      var rules = own(d.shape.divisible, recipe) || [];
+      var fits = rules.every(function (r) { return Number(dims[r[0]]) % r[1] === 0; });
+      if (!fits) return;
+      var key = mode + "/" + recipe + "/0";
+      var speed = evaluateColumns(key, mode, M, K, N, hw, g.cal).columns.r_fp8_gemm_and_ovhd_spdp;
+      if (isFinite(speed)) rows.push({ recipe: recipe, speedup: speed, band: bandOf(g, key, false) });
+    });
+    rows.sort(function (a, b) { return b.speedup - a.speedup; });
+    return { rows: rows, gpu: g };
+  };
+
+  BestPicker.prototype.update = function () {
+    var self = this, mode = this.mode.value, dims = {};
+    ["M", "K", "N"].forEach(function (k) { dims[k] = self.dims[k].value.trim(); });
+    var q = new URLSearchParams({ gpu: this.gpu.value, mode: mode, M: dims.M, K: dims.K,
+                                  N: dims.N, calibrated: "1" });
+    var ranked = this.ranking(mode, dims);
+    this.answer.textContent = "";
+    if (ranked.problem) {
+      this.answer.appendChild(el("p", { "data-role": "message", text: ranked.problem }));
+      this.link.href = (this.host.dataset.root || "./") + "calculator/?" + q.toString();
+      return;
+    }
+    var best = ranked.rows[0];
+    if (best) q.set("recipe", best.recipe);
+    this.link.href = (this.host.dataset.root || "./") + "calculator/?" + q.toString();
+    if (!best) {
+      this.answer.appendChild(el("p", { text: "No low-precision recipe runs natively on " +
+        this.gpu.value + " in " + mode + " at this shape: stay in bf16." }));
+      return;
+    }
+    var wins = best.speedup > 1;
+    var band = "±" + Math.round(best.band.fraction * 100) + "%";
+    this.answer.appendChild(el("p", { class: "ra-best-headline" }, [
+      el("span", { class: "ra-best-label", text: wins ? "Best recipe" : "Fastest recipe" }),
+      el("strong", { "data-role": "best-recipe", text: best.recipe }),
+      el("span", { class: "ra-best-speedup" + (wins ? " ra-good" : " ra-bad"), "data-role": "best-speedup",
+                   "data-value": String(best.speedup), text: best.speedup.toFixed(2) + "×" }),
+      el("span", { class: "ra-best-band", "data-role": "best-band", "data-band": String(best.band.fraction),
+                   "data-basis": best.band.basis,
+                   text: band + (best.band.basis === "measured" ? "" : " (no measurement on this GPU)") })
+    ]));
+    var rest = ranked.rows.slice(1, 4).map(function (r) { return r.recipe + " " + r.speedup.toFixed(2) + "×"; });
+    this.answer.appendChild(el("p", { class: "ra-calc-note", text: (wins ? "" :
+      "No recipe beats bf16 here: stay in bf16. ") + "Speedup over bf16 for one linear layer, " +
+      "calibrated model, ± its cross-validated error band." + (rest.length ? " Next: " + rest.join(", ") + "." : "") }));
+  };
+
   function start() {
-    var hosts = document.querySelectorAll(".ra-calc:not([data-ready])");
+    var hosts = document.querySelectorAll(".ra-calc:not([data-ready]), .ra-best:not([data-ready])");
     if (!hosts.length) return;
     var root = hosts[0].dataset.root || "./";
     loadAll(root).then(function () {
       hosts.forEach(function (host) {
         host.setAttribute("data-ready", "1");
-        host.calculator = new Calculator(host);
+        if (host.classList.contains("ra-best")) host.picker = new BestPicker(host);
+        else host.calculator = new Calculator(host);
       });
     }).catch(function (err) {
       hosts.forEach(function (host) { host.textContent = "The calculator could not load: " + err.message; });

@@ -1,0 +1,398 @@
+"""``roofline measure``'s harness: time bf16 and low-precision GEMMs and cast kernels on
+this machine and write them as a measurement file (docs/measurements-format.md).
+
+Each timed *job* is one kernel call on preallocated operands: the bf16 GEMM
+``M x K @ K x N`` (``torch.mm``, row-major A, column-major B as ``nn.Linear`` stores its
+weight), the fp8 GEMM of a recipe that ``torch._scaled_mm`` runs (``tensorwise``: one
+fp32 scale per operand; ``rowwise``: one per row of A and column of B), and that recipe's
+activation cast (amax, scale, cast to e4m3 in eager PyTorch, as separate kernels). A
+:class:`Timer` runs a job ``warmup`` times, then ``repeats`` times, each run timed on its
+own: on CUDA between two CUDA events after writing a buffer larger than the L2 cache
+(so no run finds its operands cached), on the CPU with ``time.perf_counter_ns`` around
+the call. :func:`summarize` gives the median and the spread (min, p10, p90, max).
+
+torch is imported only when a job runs (the ``torch`` extra); the statistics and the file
+(:func:`measurement_text`, linted by the measurement loader before it is returned) are
+plain Python, so tests can plant a timer and check both. A CPU run labels every set as
+CPU timings (title, notes, ``role = "context"``: shown by ``roofline validate``, never
+scored or fitted).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any, Protocol
+
+from roofline.errors import RooflineError
+
+#: Recipes whose inference GEMM ``torch._scaled_mm`` runs directly, and their cast terms.
+SCALED_MM_RECIPES = ("tensorwise", "rowwise")
+#: Bytes written between timed runs on CUDA: more than any GPU's L2 cache (B200: 126 MiB).
+L2_FLUSH_BYTES = 512 * 1024 * 1024
+E4M3_MAX = 448.0
+DEFAULT_URL = "https://example.invalid/unpublished-roofline-measure"
+#: The model term each kind of job is compared with (inference mode, unfused).
+BF16_TERMS = ("gemm.output.bf16",)
+LOWP_TERMS = ("gemm.output.lowp",)
+
+
+class MeasureError(RooflineError):
+    """A measurement cannot run here (no CUDA, no torch, a recipe it cannot time)."""
+
+
+@dataclass(frozen=True)
+class Stats:
+    """The runs of one job, in seconds: median and spread."""
+
+    runs: int
+    median_s: float
+    min_s: float
+    p10_s: float
+    p90_s: float
+    max_s: float
+
+    def spread_label(self) -> str:
+        """``n=20 p10-p90 11.9-12.4 us`` (at most 64 characters: a point label)."""
+        return (
+            f"n={self.runs} p10-p90 {_us(self.p10_s)}-{_us(self.p90_s)} us (min {_us(self.min_s)})"
+        )[:64]
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:.4g}"
+
+
+def summarize(times_s: Sequence[float]) -> Stats:
+    """Median and spread of ``times_s`` (at least one positive, finite time)."""
+    times = sorted(float(t) for t in times_s)
+    if not times or not all(math.isfinite(t) and t > 0 for t in times):
+        raise MeasureError(f"timer: expected positive finite times, received {times[:5]}")
+    if len(times) == 1:
+        p10 = p90 = times[0]
+    else:
+        deciles = statistics.quantiles(times, n=10, method="inclusive")
+        p10, p90 = deciles[0], deciles[-1]
+    return Stats(len(times), statistics.median(times), times[0], p10, p90, times[-1])
+
+
+class Timer(Protocol):
+    """Times one call of ``fn`` (already warmed up); returns seconds."""
+
+    device: str
+
+    def time(self, fn: Callable[[], Any]) -> float: ...
+
+
+@dataclass(frozen=True)
+class Job:
+    """One kernel to time: which set it belongs to, its shape and how to run it."""
+
+    kind: str  # "bf16_gemm" | "lowp_gemm" | "cast"
+    recipe: str  # the recipe whose model term it is compared with
+    shape: tuple[int, int, int]
+    make: Callable[[], Callable[[], Any]]  # allocates operands, returns the call to time
+
+
+@dataclass(frozen=True)
+class Result:
+    job: Job
+    stats: Stats
+
+
+@dataclass
+class Environment:
+    """What the numbers were measured on, as the file records it."""
+
+    device: str  # "cuda" | "cpu"
+    device_name: str
+    software: str
+    details: list[str] = field(default_factory=list)
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    timer: Timer,
+    *,
+    warmup: int,
+    repeats: int,
+    progress: Callable[[int, int, Job], None] | None = None,
+) -> list[Result]:
+    """Time every job: ``warmup`` untimed calls, then ``repeats`` timed ones."""
+    results = []
+    for index, job in enumerate(jobs):
+        if progress is not None:
+            progress(index, len(jobs), job)
+        call = job.make()
+        for _ in range(warmup):
+            call()
+        times = [timer.time(call) for _ in range(repeats)]
+        results.append(Result(job, summarize(times)))
+    if progress is not None and jobs:
+        progress(len(jobs), len(jobs), jobs[-1])
+    return results
+
+
+# -- torch: timers and kernels (imported only when something runs) --------------------
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise MeasureError(
+            "roofline measure needs torch: pip install roofline-atlas[torch] "
+            "(pip install torch==2.13.0 is the CPU build)"
+        ) from None
+    return torch
+
+
+class CudaTimer:
+    """CUDA events around one call, after a write of :data:`L2_FLUSH_BYTES` that evicts
+    the operands from L2."""
+
+    device = "cuda"
+
+    def __init__(self) -> None:
+        torch = _torch()
+        self._torch = torch
+        self._flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
+
+    def time(self, fn: Callable[[], Any]) -> float:
+        torch = self._torch
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        self._flush.zero_()
+        start.record()
+        fn()
+        end.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(end) / 1e3
+
+
+class CpuTimer:
+    """``perf_counter_ns`` around one call; a 64 MiB write before it evicts the caches."""
+
+    device = "cpu"
+
+    def __init__(self) -> None:
+        torch = _torch()
+        self._flush = torch.empty(64 * 1024 * 1024, dtype=torch.int8)
+
+    def time(self, fn: Callable[[], Any]) -> float:
+        self._flush.zero_()
+        start = time.perf_counter_ns()
+        fn()
+        return (time.perf_counter_ns() - start) / 1e9
+
+
+def _bf16_gemm(shape: tuple[int, int, int], device: str) -> Callable[[], Any]:
+    torch = _torch()
+    M, K, N = shape
+    a = torch.randn(M, K, device=device, dtype=torch.bfloat16)
+    b = torch.randn(N, K, device=device, dtype=torch.bfloat16).t()  # column-major, as a weight
+    return lambda: torch.mm(a, b)
+
+
+def _fp8_operands(shape: tuple[int, int, int], recipe: str) -> tuple[Any, ...]:
+    torch = _torch()
+    M, K, N = shape
+    a = torch.randn(M, K, device="cuda").to(torch.float8_e4m3fn)
+    b = torch.randn(N, K, device="cuda").to(torch.float8_e4m3fn).t()
+    if recipe == "rowwise":
+        scale_a = torch.ones(M, 1, device="cuda", dtype=torch.float32)
+        scale_b = torch.ones(1, N, device="cuda", dtype=torch.float32)
+    else:
+        scale_a = torch.ones((), device="cuda", dtype=torch.float32)
+        scale_b = torch.ones((), device="cuda", dtype=torch.float32)
+    return a, b, scale_a, scale_b
+
+
+def _lowp_gemm(shape: tuple[int, int, int], recipe: str) -> Callable[[], Any]:
+    torch = _torch()
+    a, b, scale_a, scale_b = _fp8_operands(shape, recipe)
+    return lambda: torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)
+
+
+def _cast(shape: tuple[int, int, int], recipe: str) -> Callable[[], Any]:
+    """The activation's dynamic quantization to e4m3: per tensor or per row."""
+    torch = _torch()
+    M, K, _ = shape
+    x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+
+    def tensorwise() -> Any:
+        amax = x.abs().amax().float()
+        scale = E4M3_MAX / torch.clamp(amax, min=1e-12)
+        return (x.float() * scale).clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn), scale
+
+    def rowwise() -> Any:
+        amax = x.abs().amax(dim=1, keepdim=True).float()
+        scale = E4M3_MAX / torch.clamp(amax, min=1e-12)
+        return (x.float() * scale).clamp(-E4M3_MAX, E4M3_MAX).to(torch.float8_e4m3fn), scale
+
+    return rowwise if recipe == "rowwise" else tensorwise
+
+
+def plan_jobs(
+    shapes: Sequence[tuple[int, int, int]], recipes: Sequence[str], device: str
+) -> list[Job]:
+    """The jobs for ``shapes``: bf16 GEMMs, then per recipe its GEMMs and casts (CUDA)."""
+    jobs = [Job("bf16_gemm", "tensorwise", s, lambda s=s: _bf16_gemm(s, device)) for s in shapes]
+    if device == "cpu":
+        return jobs
+    for recipe in recipes:
+        jobs += [Job("lowp_gemm", recipe, s, lambda s=s, r=recipe: _lowp_gemm(s, r))
+                 for s in shapes]  # fmt: skip
+        jobs += [Job("cast", recipe, s, lambda s=s, r=recipe: _cast(s, r)) for s in shapes]
+    return jobs
+
+
+def environment(device: str) -> Environment:
+    """The device name, clocks, power limit, driver and library versions."""
+    torch = _torch()
+    versions = [f"torch {torch.__version__}"]
+    try:  # the version only: importing torchao costs seconds and loads its kernels
+        versions.append(f"torchao {metadata.version('torchao')}")
+    except metadata.PackageNotFoundError:
+        versions.append("torchao not installed")
+    if device == "cpu":
+        import platform
+
+        name = platform.processor() or platform.machine() or "CPU"
+        details = [f"CPU: {name}, {torch.get_num_threads()} torch threads"]
+        return Environment("cpu", name, "; ".join(versions), details)
+    versions.append(f"CUDA {torch.version.cuda}")
+    name = torch.cuda.get_device_name()
+    capability = ".".join(map(str, torch.cuda.get_device_capability()))
+    details = [f"{name} (compute capability {capability})", *_nvidia_smi()]
+    return Environment("cuda", name, "; ".join(versions), details)
+
+
+def _nvidia_smi() -> list[str]:
+    """Driver, clocks and power limit from nvidia-smi, when it is on PATH."""
+    query = "driver_version,clocks.sm,clocks.mem,clocks.max.sm,power.limit,temperature.gpu"
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader", "-i", "0"],
+            capture_output=True, text=True, timeout=20, check=True,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return ["nvidia-smi not available: driver, clocks and power limit not recorded"]
+    names = ("driver", "SM clock", "memory clock", "max SM clock", "power limit", "temperature")
+    values = [v.strip() for v in out.split(",")]
+    return [", ".join(f"{n} {v}" for n, v in zip(names, values, strict=False))]
+
+
+# -- the measurement file ---------------------------------------------------------------
+
+_TITLES = {
+    "bf16_gemm": "bf16 GEMM (torch.mm)",
+    "lowp_gemm": "{recipe} fp8 GEMM (torch._scaled_mm)",
+    "cast": "{recipe} activation cast to e4m3 (eager PyTorch)",
+}
+
+
+def _toml(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _text(value: str, limit: int) -> str:
+    """Plain one-line text within ``limit`` (the file's text rules refuse control and
+    markup characters)."""
+    clean = "".join(" " if ord(c) < 32 or c in "<>`" else c for c in value)
+    clean = " ".join(clean.split())
+    return clean if len(clean) <= limit else clean[: limit - 3] + "..."
+
+
+def _terms(kind: str, recipe: str) -> tuple[str, ...]:
+    if kind == "bf16_gemm":
+        return BF16_TERMS
+    if kind == "lowp_gemm":
+        return LOWP_TERMS
+    return ("cast.input.1",) if recipe == "rowwise" else ("cast.input.1", "cast.input.2")
+
+
+def measurement_text(
+    results: Sequence[Result],
+    env: Environment,
+    gpu: str,
+    *,
+    prefix: str,
+    command: str,
+    url: str = DEFAULT_URL,
+    role: str = "fit",
+    max_mean_error: float = 0.25,
+    warmup: int,
+    read_on: dt.date | None = None,
+) -> str:
+    """The measurement file of ``results``: one ``time_us`` set per job kind and recipe,
+    a point per shape with its median and its spread as the label."""
+    cpu = env.device == "cpu"
+    role = "context" if cpu else role
+    read_on = read_on or dt.date.today()
+    groups: dict[tuple[str, str], list[Result]] = {}
+    for result in results:
+        groups.setdefault((result.job.kind, result.job.recipe), []).append(result)
+    lines = ["schema_version = 1", ""]
+    for (kind, recipe), group in groups.items():
+        name = kind.replace("_", "-") + ("" if kind == "bf16_gemm" else f"-{recipe}")
+        title = _TITLES[kind].format(recipe=recipe)
+        label = "CPU, not a GPU" if cpu else env.device_name
+        how = (
+            "perf_counter_ns around one call after a 64 MiB write that evicts the caches"
+            if cpu
+            else "two CUDA events around one call after a 512 MiB write that evicts L2"
+        )
+        warning = (
+            f"CPU TIMINGS, NOT A GPU MEASUREMENT: shown for the plumbing, never scored; {gpu}"
+            " is named only so that the file loads. "
+            if cpu
+            else ""
+        )
+        notes = (
+            f"{warning}Measured by roofline measure on {env.device_name}. Timed: {title}, "
+            "one call on "
+            f"preallocated operands ({'bf16' if kind != 'lowp_gemm' else 'e4m3'}, A row-major, "
+            f"B column-major); {how}; {warmup} warm-up calls, then the median of "
+            f"{group[0].stats.runs} runs (each point's label: its spread). "
+            + " ".join(env.details)
+        )  # fmt: skip
+        region = "cast_kernel" if kind == "cast" else "gemm"
+        lines += [
+            "[[set]]",
+            f"id = {_toml(f'{prefix}-{name}'[:64].strip('-'))}",
+            f"title = {_toml(_text(f'{label}: {title}, measured', 200))}",
+            f"gpu = {_toml(gpu)}",
+            'mode = "inference"',
+            f"recipe = {_toml(recipe)}",
+            "fusion = false",
+            f"timed_region = {_toml(region)}",
+            'quantity = "time_us"',
+            "terms = [" + ", ".join(_toml(t) for t in _terms(kind, recipe)) + "]",
+            f"role = {_toml(role)}",
+            *([f"max_mean_error = {max_mean_error!r}"] if role != "context" else []),
+            f"software = {_toml(_text(env.software, 500))}",
+            f"command = {_toml(_text(command, 500))}",
+            f"notes = {_toml(_text(notes, 4000))}",
+            "",
+            "[set.source]",
+            f"url = {_toml(url)}",
+            f"read_on = {read_on.isoformat()}",
+            "",
+        ]
+        for result in group:
+            M, K, N = result.job.shape
+            lines += [
+                "[[set.points]]",
+                f"shape = [{M}, {K}, {N}]",
+                f"value = {result.stats.median_s * 1e6!r}",
+                f"label = {_toml(result.stats.spread_label())}",
+                "",
+            ]
+    return "\n".join(lines)

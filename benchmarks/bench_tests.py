@@ -5,8 +5,9 @@ Usage: ``.venv/bin/python benchmarks/bench_tests.py [pytest arguments]``.
 Runs the suite as ``make test`` does (``python -m pytest``, so pyproject's ``-n auto``
 applies) with ``--durations=20``, prints pytest's list of the 20 slowest tests (setup,
 call and teardown apart: a shared site's build shows as the setup of the first test that
-asks for it) and the total wall time. Speed is watched here, never by timing asserts in
-tests. Extra arguments go to pytest (``-n 0`` for one process, a path for one folder).
+asks for it), the reasons of any skip or failure (``-ra``) and the total wall time.
+Speed is watched here, never by timing asserts in tests. Extra arguments go to pytest
+(``-n 0`` for one process, a path for one folder).
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ def main() -> int:
             break
         block.append(line)
     print("\n".join(block))
+    # pytest's -ra lines (addopts): what was skipped or failed, and why.
+    summary = next((i for i, ln in enumerate(lines) if "short test summary info" in ln), None)
+    if summary is not None:
+        print("\n".join(lines[summary:-1]))
     print(lines[-1] if lines else "")  # pytest's summary: passed, failed, skipped
     print(f"[bench] suite wall time {wall:.1f} s on {os.cpu_count()} CPUs (exit {proc.returncode})")
     return proc.returncode

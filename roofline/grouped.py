@@ -102,10 +102,9 @@ def when_grouped(expr: sympy.Expr) -> sympy.Expr:
     return sympy.Piecewise((expr, sympy.StrictGreaterThan(G, 1)), (sympy.Integer(0), True))
 
 
-def grouped_factor(factor: sympy.Expr, dense: sympy.Expr | int = 1) -> sympy.Expr:
-    """``factor`` for more than one group, ``dense`` for one: the dense GEMM's own factor
-    (1 by default: a dense GEMM runs at full rate)."""
-    return sympy.Piecewise((factor, sympy.StrictGreaterThan(G, 1)), (sympy.sympify(dense), True))
+def grouped_factor(factor: sympy.Expr) -> sympy.Expr:
+    """``factor`` for more than one group, 1 for one (a dense GEMM runs at full rate)."""
+    return sympy.Piecewise((factor, sympy.StrictGreaterThan(G, 1)), (sympy.Integer(1), True))
 
 
 @dataclass(frozen=True)

@@ -205,8 +205,9 @@ CALIBRATED: tuple[Note, ...] = (
         "a partly filled tile or last wave costs a full one. With fewer tiles than SMs the "
         "libraries split K over the idle SMs, so there is no loss. Real libraries pick "
         "tiles per shape and some use stream-K, which smooths the steps this rule "
-        "predicts; a GPU without sm_count is timed without waves. Grouped GEMMs are not "
-        "wave-quantized (their measured rate factor holds the effect).",
+        "predicts; a GPU without sm_count is timed without waves. A grouped GEMM runs at "
+        "its measured rate factor times the rate of the layer's dense GEMM, waves "
+        "included (how its groups fill the SMs is in the measured factor).",
         "roofline/calibration/terms.py wave_efficiency",
     ),
     Note(

@@ -131,9 +131,20 @@ def test_groups_none_is_the_dense_model_and_groups_broadcast():
 # -- G > 1 against terms computed by hand ----------------------------------------------
 
 
-def _calibrated_gemm(p, hw, flops, bytes_moved, peak_key, eta_key, rho_key, beta=1.0):
-    """t_gemm + max(FLOPs / (rho beta eta P), bytes / (eta_row B))."""
-    compute = flops / (p[rho_key] * beta * p[eta_key] * hw[peak_key])
+def _waves(hw, rows, cols):
+    """The wave efficiency of a dense rows x cols output by hand: 256 x 128 tiles,
+    sm_count at a time, whole waves of whole tiles (1 below one wave)."""
+    sms = hw.get("sm_count", 1e12)
+    tiles = math.ceil(rows / 256) * math.ceil(cols / 128)
+    return 1.0 if tiles < sms else rows * cols / (256 * 128 * sms * math.ceil(tiles / sms))
+
+
+def _calibrated_gemm(p, hw, flops, bytes_moved, peak_key, eta_key, rho_key, beta=1.0,
+                     out=(1, 1)):  # fmt: skip
+    """t_gemm + max(FLOPs / (rho beta w eta P), bytes / (eta_row B)); ``w``: the waves of
+    the layer's dense ``out`` (rows x cols) output."""
+    waves = _waves(hw, *out)
+    compute = flops / (p[rho_key] * beta * waves * p[eta_key] * hw[peak_key])
     memory = bytes_moved / (p["cast_efficiency.row"] * hw["peak_mem_bw_bytes_sec"])
     return p["gemm_fixed_latency_s"] + max(compute, memory)
 
@@ -167,6 +178,7 @@ def _bf16_gemms(p, hw, m, k, n, g):
             "gemm_efficiency.bf16",
             "grouped_efficiency.2d3d",
             beta,
+            out=(m, n),
         ),
         # tokens x N @ G x N x K
         "gemm.grad_input.bf16": _calibrated_gemm(
@@ -178,6 +190,7 @@ def _bf16_gemms(p, hw, m, k, n, g):
             "gemm_efficiency.bf16",
             "grouped_efficiency.2d3d",
             beta,
+            out=(m, k),
         ),
         # K x tokens @ tokens x N -> G x K x N: G weight gradients written
         "gemm.grad_weight.bf16": _calibrated_gemm(
@@ -189,6 +202,7 @@ def _bf16_gemms(p, hw, m, k, n, g):
             "gemm_efficiency.bf16",
             "grouped_efficiency.2d2d",
             beta,
+            out=(k, n),
         ),
     }
 
@@ -203,7 +217,7 @@ def test_mxfp8_grouped_terms_match_a_hand_computation_calibrated():
     block = 32
     flops = 2.0 * m * k * n
 
-    def lowp(elements: float, out_elements: float, rho: str) -> float:
+    def lowp(elements: float, out_elements: float, rho: str, out: tuple[int, int]) -> float:
         # fp8 operands (1 byte) + one 1-byte e8m0 scale per 32 elements, bf16 output
         bytes_moved = elements + elements / block + 2 * out_elements
         return _calibrated_gemm(
@@ -214,6 +228,7 @@ def test_mxfp8_grouped_terms_match_a_hand_computation_calibrated():
             "fp8_block_scaled_peak_tops",
             "gemm_efficiency.fp8_block",
             rho,
+            out=out,
         )
 
     def rearrange(scales: float) -> float:  # read + write one byte per scale
@@ -227,9 +242,9 @@ def test_mxfp8_grouped_terms_match_a_hand_computation_calibrated():
     weight = g * k * n  # the G experts' weights, cast as one G K x N tensor
     expected = {
         **_bf16_gemms(p, hw, m, k, n, g),
-        "gemm.output.lowp": lowp(m * k + weight, m * n, "grouped_efficiency.2d3d"),
-        "gemm.grad_input.lowp": lowp(m * n + weight, m * k, "grouped_efficiency.2d3d"),
-        "gemm.grad_weight.lowp": lowp(k * m + m * n, weight, "grouped_efficiency.2d2d"),
+        "gemm.output.lowp": lowp(m * k + weight, m * n, "grouped_efficiency.2d3d", (m, n)),
+        "gemm.grad_input.lowp": lowp(m * n + weight, m * k, "grouped_efficiency.2d3d", (m, k)),
+        "gemm.grad_weight.lowp": lowp(k * m + m * n, weight, "grouped_efficiency.2d2d", (k, n)),
         # each cast reads bf16 (2 bytes) and writes fp8 (1 byte): dim0 rows, dim1 columns
         "cast.input.1": _calibrated_cast(p, hw, 3 * m * k, "row"),
         "cast.input.2": _calibrated_cast(p, hw, 3 * m * k, "column"),
@@ -301,7 +316,7 @@ def test_blockwise_grouped_terms_match_a_hand_computation_on_h100():
     flops = 2.0 * m * k * n
     weight = g * k * n
 
-    def lowp(elements: float, out_elements: float, rho: str) -> float:
+    def lowp(elements: float, out_elements: float, rho: str, out: tuple[int, int]) -> float:
         # DeepGEMM's fp32 scales are not counted in the GEMM (as torchao's model)
         return _calibrated_gemm(
             p,
@@ -311,6 +326,7 @@ def test_blockwise_grouped_terms_match_a_hand_computation_on_h100():
             "fp8_peak_tops",
             "gemm_efficiency.fp8_block",
             rho,
+            out=out,
         )
 
     def cast(elements: float, scales: float, kind: str) -> float:
@@ -319,9 +335,9 @@ def test_blockwise_grouped_terms_match_a_hand_computation_on_h100():
 
     expected = {
         **_bf16_gemms(p, hw, m, k, n, g),
-        "gemm.output.lowp": lowp(m * k + weight, m * n, "grouped_efficiency.2d3d"),
-        "gemm.grad_input.lowp": lowp(m * n + weight, m * k, "grouped_efficiency.2d3d"),
-        "gemm.grad_weight.lowp": lowp(k * m + m * n, weight, "grouped_efficiency.2d2d"),
+        "gemm.output.lowp": lowp(m * k + weight, m * n, "grouped_efficiency.2d3d", (m, n)),
+        "gemm.grad_input.lowp": lowp(m * n + weight, m * k, "grouped_efficiency.2d3d", (m, k)),
+        "gemm.grad_weight.lowp": lowp(k * m + m * n, weight, "grouped_efficiency.2d2d", (k, n)),
         "cast.input.1": cast(m * k, m * k / 128, "row"),
         "cast.input.2": cast(m * k, m * k / 128, "column"),
         "cast.weight.1": cast(weight, weight / 128**2, "tile"),

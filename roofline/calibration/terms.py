@@ -70,6 +70,7 @@ from roofline.symbols import (
     T_HADAMARD_CAST_SR,
     T_REARRANGE,
     T_REARRANGE_K,
+    G,
     HardwareSymbol,
     K,
     M,
@@ -183,9 +184,11 @@ def calibrated_gemm_time(
         factor = LAYOUT_FACTOR[shape.layout].symbol
         if fmt is BF16:  # torch._grouped_mm, not the scaled grouped kernel
             factor = factor * RHO_BF16.symbol
-        # A grouped GEMM's waves span its groups: its measured rho holds their effect. With
-        # one group it is the dense GEMM, waves and all.
-        rate = grouped_factor(factor, dense=wave_efficiency(m, n)) * rate
+        # A grouped GEMM runs at rho times the rate of the dense GEMM of the same layer
+        # (G = 1), that GEMM's waves included: how its groups fill the SMs is in the
+        # measured rho. So more experts never make the layer faster.
+        waves = wave_efficiency(m, n).xreplace({G: 1})
+        rate = grouped_factor(factor) * waves * rate
     else:
         rate = wave_efficiency(m, n) * rate
     compute = flops / rate

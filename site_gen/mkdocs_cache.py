@@ -18,6 +18,10 @@ the build cache (kind ``pages``, checksummed like every entry):
    therefore assumed to be functions of the page (hooks that count or collect across
    pages would miss the cached ones).
 
+A page with a mkdocstrings block (``::: roofline``, the API page) is made in full on every
+build, both steps: rendering it fills mkdocstrings' inventory (``objects.inv``) and the
+anchors autorefs resolves, which restoring it would leave out.
+
 Anchor validation still runs over every page (from the stored anchors), and results are
 stored only after the whole mkdocs run succeeded: a page that warned (a strict-mode
 failure) is never cached. Static files from ``docs/generated`` are hard-linked into the
@@ -46,7 +50,7 @@ from mkdocs.plugins import BasePlugin
 from mkdocs.structure.toc import TableOfContents, get_toc
 
 from site_gen.cache import BuildCache, digest, files_digest, tool_versions
-from site_gen.keys import build_date, code_closure_digest, package_digest
+from site_gen.keys import build_date, code_closure_digest
 
 KIND = "pages"
 #: Entries kept per page of a build: this build's and one earlier version (older ones are
@@ -166,14 +170,14 @@ class PageCache(BasePlugin):
 
     def _render(self, page: Any, render: Any, config: Any, files: Any) -> None:
         snippets = _snippets(page.markdown, config)
-        if snippets is None:
+        # A mkdocstrings block (``::: roofline``) is made every time: rendering it fills
+        # mkdocstrings' inventory (objects.inv) and autorefs' anchors, which a restored
+        # body would leave out.
+        if snippets is None or API_BLOCK.search(page.markdown):
             render(config, files)
             return
-        # A mkdocstrings block (``::: roofline``) renders docstrings: the page's body is
-        # a function of the documented package's source too.
-        documented = package_digest("roofline") if API_BLOCK.search(page.markdown) else ""
         key = digest("body", self._global, self._files_key, page.file.src_uri, page.url,
-                     page.markdown, page.meta, snippets, documented)  # fmt: skip
+                     page.markdown, page.meta, snippets)  # fmt: skip
         stored = self._get(key)
         if stored is not None and self._restore_body(page, stored, files):
             return
@@ -209,7 +213,7 @@ class PageCache(BasePlugin):
                    env: Any, dirty: bool = False, excluded: bool = False) -> None:  # fmt: skip
         """Stands in for ``mkdocs.commands.build._build_page`` (see :func:`installed`)."""
         index = _search_entries(config)
-        if excluded or dirty or index is False:
+        if excluded or dirty or index is False or API_BLOCK.search(page.markdown or ""):
             build(page, config, doc_files, nav, env, dirty, excluded)
             return
         if self._nav_key is None:  # every page has been read and rendered by now

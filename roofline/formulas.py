@@ -48,6 +48,10 @@ class Quantity(enum.StrEnum):
     BF16_OVERHEAD = "bf16_overhead"
 
 
+#: The totals of the low-precision side of a speedup (its GEMMs and its cast kernels).
+LOWP_SIDE: tuple[Quantity, ...] = (Quantity.LOWP_GEMM, Quantity.OVERHEAD)
+
+
 #: Symbols standing for each total, for the structured (paper-style) speedup formula.
 QUANTITY_SYMBOLS: dict[Quantity, sympy.Symbol] = {
     Quantity.BF16_GEMM: sympy.Symbol("T_bf16_gemm", positive=True),

@@ -32,7 +32,7 @@ import numpy as np
 from roofline.capability import Capability, Support, classify
 from roofline.errors import ShapeError
 from roofline.evaluate import calibration_of, check_shapes, evaluate_terms, resolve_match
-from roofline.formulas import Quantity, build_model
+from roofline.formulas import LOWP_SIDE, Quantity, build_model
 from roofline.presets import GemmInstance, ModelDatabase, ModelPreset, load_models
 from roofline.recipes import Mode, Phase, Recipe, get_recipe, recipe_names
 from roofline.specs import GpuSpec, SpecDatabase, VariantFallbackWarning
@@ -276,7 +276,7 @@ def _phase_time(
     model = build_model(
         Mode.TRAINING, recipe, fusion, calibrated=calibration is not None, grouped=grouped
     )
-    wanted = (Quantity.LOWP_GEMM, Quantity.OVERHEAD) if lowp else (Quantity.BF16_GEMM,)
+    wanted = LOWP_SIDE if lowp else (Quantity.BF16_GEMM,)
     forward = backward = 0.0
     for term in model.terms:
         if term.quantity in wanted:

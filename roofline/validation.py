@@ -19,7 +19,7 @@ import numpy as np
 from roofline.calibration.data import CalibrationData, load_calibration
 from roofline.calibration.params import calibration_for
 from roofline.evaluate import compile_model
-from roofline.formulas import Quantity
+from roofline.formulas import LOWP_SIDE, Quantity
 from roofline.measurements import (
     MeasuredQuantity,
     MeasurementDatabase,
@@ -182,7 +182,7 @@ def predict_set(
     baseline = quantity(Quantity.BF16_GEMM, Quantity.BF16_OVERHEAD)
     if mset.terms:  # the low-precision terms the benchmark timed (e.g. a static cast)
         return baseline / total(mset.terms)
-    return baseline / quantity(Quantity.LOWP_GEMM, Quantity.OVERHEAD)
+    return baseline / quantity(*LOWP_SIDE)
 
 
 def validate_set(

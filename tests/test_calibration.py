@@ -12,6 +12,7 @@ import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_cases import waves_by_hand
 
 from roofline import evaluate, load_specs
 from roofline.calibration.data import load_calibration
@@ -223,15 +224,9 @@ def test_grouped_rates_are_measured_on_b200_and_h100_and_assumed_elsewhere():
         params = calibration_of(gpu).values
         m, k, n = shapes[name]
         sms = gpu.value("sm_count")
-        rate_2d3d = params["grouped_efficiency.2d3d"].value * _waves(m, n, sms)
-        rate_2d2d = params["grouped_efficiency.2d2d"].value * _waves(k, n, sms)
+        rate_2d3d = params["grouped_efficiency.2d3d"].value * waves_by_hand(m, n, sms)
+        rate_2d2d = params["grouped_efficiency.2d2d"].value * waves_by_hand(k, n, sms)
         assert rate_2d2d < rate_2d3d
-
-
-def _waves(rows: int, cols: int, sms: float) -> float:
-    """terms.wave_efficiency by hand: whole waves of whole 256 x 128 tiles."""
-    tiles = math.ceil(rows / 256) * math.ceil(cols / 128)
-    return 1.0 if tiles < sms else rows * cols / (256 * 128 * sms * math.ceil(tiles / sms))
 
 
 def test_a_stored_value_wins_over_the_fallbacks():

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_cases import waves_by_hand
 
 from roofline import Support, classify, evaluate, load_specs
 from roofline.calibration.data import load_calibration
@@ -131,19 +132,11 @@ def test_groups_none_is_the_dense_model_and_groups_broadcast():
 # -- G > 1 against terms computed by hand ----------------------------------------------
 
 
-def _waves(hw, rows, cols):
-    """The wave efficiency of a dense rows x cols output by hand: 256 x 128 tiles,
-    sm_count at a time, whole waves of whole tiles (1 below one wave)."""
-    sms = hw.get("sm_count", 1e12)
-    tiles = math.ceil(rows / 256) * math.ceil(cols / 128)
-    return 1.0 if tiles < sms else rows * cols / (256 * 128 * sms * math.ceil(tiles / sms))
-
-
 def _calibrated_gemm(p, hw, flops, bytes_moved, peak_key, eta_key, rho_key, beta=1.0,
                      out=(1, 1)):  # fmt: skip
     """t_gemm + max(FLOPs / (rho beta w eta P), bytes / (eta_row B)); ``w``: the waves of
     the layer's dense ``out`` (rows x cols) output."""
-    waves = _waves(hw, *out)
+    waves = waves_by_hand(*out, hw.get("sm_count", 1e12))
     compute = flops / (p[rho_key] * beta * waves * p[eta_key] * hw[peak_key])
     memory = bytes_moved / (p["cast_efficiency.row"] * hw["peak_mem_bw_bytes_sec"])
     return p["gemm_fixed_latency_s"] + max(compute, memory)

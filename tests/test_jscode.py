@@ -10,8 +10,9 @@ import warnings
 
 import numpy as np
 import pytest
+from model_cases import supported_cases
 
-from roofline import HypotheticalWarning, Support, classify, evaluate_terms, load_specs
+from roofline import HypotheticalWarning, evaluate_terms, load_specs
 from roofline.jscode import calculator_script, model_key
 from roofline.recipes import RECIPE_LIST
 
@@ -28,14 +29,7 @@ def script(tmp_path_factory) -> str:
 def _cases(count: int = 60) -> list[dict]:
     rng = np.random.default_rng(3)
     specs = load_specs()
-    combos = [
-        (gpu, recipe, mode, fusion)
-        for gpu in specs.values()
-        for recipe in RECIPE_LIST
-        for mode in recipe.modes
-        for fusion in (False, True)
-        if classify(gpu, recipe, mode).support is not Support.IMPOSSIBLE
-    ]
+    combos = [(*case, fusion) for case in supported_cases(specs) for fusion in (False, True)]
     picks = rng.choice(len(combos), size=count, replace=False)
     cases = []
     for i in picks:

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline import RooflineError, UnknownNameError, load_specs
-from roofline.formulas import build_model
+from roofline.formulas import LOWP_SIDE, build_model
 from roofline.measurements import (
     MeasuredQuantity,
     MeasurementDatabase,
@@ -31,7 +31,6 @@ from roofline.measurements import (
     load_measurements,
     parse_measurements,
 )
-from roofline.measurements.lint import LOWP_QUANTITIES
 
 SPECS = load_specs()
 RAW_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # newline joins message lines
@@ -201,7 +200,7 @@ def test_bundled_time_sets_name_existing_model_terms(bundled_db: MeasurementData
         grouped = item.groups is not None
         model = build_model(item.mode, item.recipe, item.fusion, grouped=grouped)
         keys = {t.key for t in model.terms}
-        lowp = {t.key for t in model.terms if t.quantity in LOWP_QUANTITIES}
+        lowp = {t.key for t in model.terms if t.quantity in LOWP_SIDE}
         if item.quantity is MeasuredQuantity.TIME_US:
             assert item.terms and set(item.terms) <= keys, item.id
         elif item.quantity is MeasuredQuantity.SPEEDUP:  # the low-precision side, if named

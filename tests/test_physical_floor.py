@@ -10,21 +10,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_cases import align, supported_cases
 
-from roofline import Support, classify, load_specs
+from roofline import load_specs
 from roofline.calibration.bounds import is_latency, out_of_bounds
 from roofline.evaluate import calibration_of, compile_model
-from roofline.recipes import RECIPE_LIST
 
 SPECS = load_specs()
-CASES = [
-    (gpu, recipe, mode, grouped)
-    for gpu in SPECS.values()
-    for recipe in RECIPE_LIST
-    for mode in recipe.modes
-    for grouped in (False, True)
-    if classify(gpu, recipe, mode).support is not Support.IMPOSSIBLE
-]
+CASES = [(*case, grouped) for case in supported_cases(SPECS) for grouped in (False, True)]
 dims = st.integers(min_value=1, max_value=1 << 17)
 
 
@@ -44,11 +37,7 @@ def _floor_parameters(gpu):
 @given(st.sampled_from(CASES), dims, dims, dims, st.integers(1, 64), st.booleans())
 def test_no_gemm_or_cast_beats_its_roofline_floor(case, m, k, n, groups, fusion):
     gpu, recipe, mode, grouped = case
-    for dim, multiple in recipe.divisibility:  # shapes the recipe accepts
-        if dim == "K":
-            k = -(-k // multiple) * multiple
-        if dim == "N":
-            n = -(-n // multiple) * multiple
+    k, n = align(recipe, k, n)  # shapes the recipe accepts
     model = compile_model(mode, recipe, fusion, calibrated=True, grouped=grouped)
     params, ideal = _floor_parameters(gpu)
     no_waves = dataclasses.replace(gpu, sm_count=None)  # every tile slot busy

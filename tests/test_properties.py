@@ -6,33 +6,18 @@ import warnings
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_cases import align, supported_cases
 
-from roofline import HypotheticalWarning, Support, classify, evaluate, get_recipe, load_specs
+from roofline import HypotheticalWarning, evaluate, get_recipe, load_specs
 from roofline.evaluate import evaluate_terms
 from roofline.recipes import BF16, RECIPE_LIST, Mode
 
 SPECS = load_specs()
-CASES = [
-    (gpu, recipe.name, mode)
-    for gpu in SPECS.values()
-    for recipe in RECIPE_LIST
-    for mode in recipe.modes
-    if classify(gpu, recipe, mode).support is not Support.IMPOSSIBLE
-]
+CASES = [(gpu, recipe.name, mode) for gpu, recipe, mode in supported_cases(SPECS)]
 TIME_COLUMNS = ("r_bf16_gemm_s", "r_fp8_gemm_s", "r_fp8_ovhd_s", "r_fp8_gemm_and_ovhd_s")
 
 dims = st.integers(min_value=1, max_value=1 << 17)
 cases = st.sampled_from(CASES)
-
-
-def _align(recipe: str, k: int, n: int) -> tuple[int, int]:
-    """Round K, N up to the recipe's required multiples."""
-    for dim, multiple in get_recipe(recipe).divisibility:
-        if dim == "K":
-            k = -(-k // multiple) * multiple
-        if dim == "N":
-            n = -(-n // multiple) * multiple
-    return k, n
 
 
 def _eval(case, m, k, n, fusion):
@@ -46,7 +31,7 @@ def _eval(case, m, k, n, fusion):
 @given(cases, dims, dims, dims, st.booleans())
 def test_every_term_is_at_least_the_launch_floor(case, m, k, n, fusion):
     gpu, recipe, mode = case
-    k, n = _align(recipe, k, n)
+    k, n = align(recipe, k, n)
     terms = evaluate_terms(gpu, mode, recipe, m, k, n, fusion=fusion)
     floor = gpu.kernel_launch_overhead_s
     assert all(float(t) >= floor for t in terms.values())
@@ -56,7 +41,7 @@ def test_every_term_is_at_least_the_launch_floor(case, m, k, n, fusion):
 @given(cases, dims, dims, dims, st.booleans(), st.sampled_from("MKN"), st.integers(1, 1 << 12))
 def test_times_never_decrease_as_a_dimension_grows(case, m, k, n, fusion, dim, step):
     recipe = case[1]
-    k, n = _align(recipe, k, n)
+    k, n = align(recipe, k, n)
     if dim == "M":
         grown = (m + step, k, n)
     else:
@@ -73,7 +58,7 @@ def test_times_never_decrease_as_a_dimension_grows(case, m, k, n, fusion, dim, s
 @given(cases, dims, dims, dims, st.booleans())
 def test_overhead_nonnegative_and_speedup_bounded(case, m, k, n, fusion):
     gpu, recipe_name, mode = case
-    k, n = _align(recipe_name, k, n)
+    k, n = align(recipe_name, k, n)
     out = _eval(case, m, k, n, fusion)
     assert out["r_fp8_ovhd_s"] >= 0
     # Per GEMM, low precision gains at most the peak ratio (compute-bound) or the

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 import sympy
 from hypothesis import given
 from hypothesis import strategies as st
+from model_cases import TILE_COLS, TILE_ROWS, waves_by_hand
 
 from roofline.calibration.terms import GEMM_TILE_M, GEMM_TILE_N, wave_efficiency
 from roofline.errors import SpecError
@@ -22,23 +21,19 @@ def waves(m: int, n: int, sms: float) -> float:
     return float(_WAVES(np.array([m]), np.array([n]), sms)[0])
 
 
-def by_hand(m: int, n: int, sms: int) -> float:
-    """The rule in words: full waves of whole tiles, unless the tiles fit in one wave."""
-    tiles = math.ceil(m / GEMM_TILE_M) * math.ceil(n / GEMM_TILE_N)
-    if tiles < sms:
-        return 1.0
-    return m * n / (GEMM_TILE_M * GEMM_TILE_N * sms * math.ceil(tiles / sms))
-
-
 dims = st.integers(1, 1 << 17)
 sm_counts = st.integers(1, 400)
+
+
+def test_the_hand_rule_uses_the_model_tile():
+    assert (TILE_ROWS, TILE_COLS) == (GEMM_TILE_M, GEMM_TILE_N)
 
 
 @given(dims, dims, sm_counts)
 def test_wave_efficiency_is_a_fraction_matching_the_rule(m, n, sms):
     w = waves(m, n, sms)
     assert 0 < w <= 1
-    assert w == pytest.approx(by_hand(m, n, sms), rel=1e-12)
+    assert w == pytest.approx(waves_by_hand(m, n, sms), rel=1e-12)
 
 
 @given(dims, dims, sm_counts)

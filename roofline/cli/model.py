@@ -25,7 +25,7 @@ from roofline.cli.output import named_inputs, output, output_path
 from roofline.cli.rows import gpu_match, warn_fallback
 from roofline.errors import RooflineError, printable
 from roofline.evaluate import resolve_specs
-from roofline.formulas import MODEL_VERSION, Quantity, build_model
+from roofline.formulas import LOWP_SIDE, MODEL_VERSION, Quantity, build_model
 from roofline.policy import BF16_NAME, RUNNABLE, ModelPlan, plan_model
 from roofline.presets import ModelPreset, ParameterError, load_models
 from roofline.presets.hf import SUPPORTED_TYPES, load_hf_config
@@ -209,7 +209,7 @@ def assumed_parameters(plan: ModelPlan, params: CalibratedParameters) -> list[st
             bf16 = name == BF16_NAME
             recipe = _BASELINE_RECIPE if bf16 else name
             model = build_model(Mode.TRAINING, recipe, plan.fusion, True, grouped)
-            wanted = (Quantity.BF16_GEMM,) if bf16 else (Quantity.LOWP_GEMM, Quantity.OVERHEAD)
+            wanted = (Quantity.BF16_GEMM,) if bf16 else LOWP_SIDE
             for term in model.terms:
                 if term.quantity in wanted:
                     used |= term.expr.free_symbols

@@ -18,7 +18,7 @@ from typing import Any
 from roofline.capability import Support, classify
 from roofline.datafile import FileRefused, is_subnormal, read_text, tables_problem
 from roofline.errors import UnknownNameError, nearest
-from roofline.formulas import Quantity, build_model
+from roofline.formulas import LOWP_SIDE, build_model
 from roofline.measurements.fields import FieldLinter
 from roofline.measurements.model import (
     MeasuredQuantity,
@@ -63,8 +63,6 @@ from roofline.specs.text import (
 )
 
 BUNDLED_NAME = "bundled measurements (roofline/data/measurements.toml)"
-#: The terms of a model's low-precision side (a speedup set's ``terms`` pick from these).
-LOWP_QUANTITIES = frozenset({Quantity.LOWP_GEMM, Quantity.OVERHEAD})
 
 
 class _Linter(FieldLinter):
@@ -293,7 +291,7 @@ class _Linter(FieldLinter):
         model_terms = build_model(mode, recipe, fusion, grouped=grouped).terms
         known = [t.key for t in model_terms]
         if quantity is MeasuredQuantity.SPEEDUP:  # the low-precision side: no bf16 term
-            known = [t.key for t in model_terms if t.quantity in LOWP_QUANTITIES]
+            known = [t.key for t in model_terms if t.quantity in LOWP_SIDE]
         for index, term in enumerate(terms):
             if term not in known:
                 model = f"{mode} {recipe.name} fusion={str(fusion).lower()}"

@@ -32,7 +32,7 @@ from roofline.errors import (
     UnknownNameError,
     UnsupportedError,
 )
-from roofline.evaluate import columns_for, compile_model, evaluate, evaluate_terms
+from roofline.evaluate import Columns, columns_for, compile_model, evaluate, evaluate_terms
 from roofline.formulas import MODEL_VERSION, Quantity, RooflineModel, build_model
 from roofline.measurements import MeasurementDatabase, load_measurements
 from roofline.policy import ModelPlan, plan_model
@@ -98,6 +98,7 @@ __all__ = [  # noqa: RUF022  (grouped, in the order the API page shows)
     "calibrate",
     "MODEL_VERSION",
     "RECIPES",
+    "Columns",
     "Mode",
     "Quantity",
     "Recipe",

@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit, urlunsplit
 
-from roofline.calibration.data import CalibrationData, Entry
-from roofline.calibration.fit import fit_on, with_values
+from roofline.calibration.data import CalibrationData, Entry, GpuCv
+from roofline.calibration.fit import fit_on, free_parameters, with_gpu_parameters, with_values
 from roofline.calibration.params import family_of
 from roofline.error_bands import bands_toml
 from roofline.measurements import MeasurementDatabase, MeasurementSet, Point, SetRole
@@ -37,6 +37,7 @@ from roofline.validation import (
     SetResult,
     ValidationReport,
     mean_abs_error,
+    predict_set,
     validate_set,
 )
 
@@ -72,7 +73,7 @@ def without_sets(data: CalibrationData, left_out: set[str]) -> CalibrationData:
         return kept
 
     gpus = {name: keep(entries) for name, entries in data.gpus.items()}
-    return CalibrationData(keep(data.globals), gpus, data.origin)
+    return CalibrationData(keep(data.globals), gpus, data.origin, cv=data.cv)
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,40 @@ def cross_validate(
         if _scored(sets)
     )
     return CrossValidation(report, folds)
+
+
+#: How :func:`own_fit_cv` cuts its folds (``method`` of the calibration file's ``[gpu.cv]``).
+OWN_FIT_METHOD = "leave one shape out"
+
+
+def own_fit_cv(
+    data: CalibrationData, gpu: str, sets: Sequence[MeasurementSet], specs: SpecDatabase
+) -> GpuCv | None:
+    """The cross-validated error of refitting ``gpu`` on its own ``sets`` (what
+    ``roofline calibrate --gpu NAME`` fits): for each distinct shape, the GPU's parameters
+    are refitted from their starting values (``data``'s, or the fallbacks for parameters
+    it lacks) on the points at every other shape, and the points at that shape predicted.
+    One owner's file is one source, so the folds are cut by shape, the next-coarsest unit;
+    None with fewer than two distinct shapes (nothing to leave out)."""
+    start = with_gpu_parameters(data, gpu, sets, specs)
+    parameters = [p for p in free_parameters(start) if p[0] == gpu]
+    shapes = sorted({p.shapes for s in sets for p in s.points})
+    if len(shapes) < 2 or not parameters:
+        return None
+    errors: list[float] = []
+    for shape in shapes:
+        train = [replace(s, points=kept) for s in sets
+                 if (kept := tuple(p for p in s.points if p.shapes != shape))]  # fmt: skip
+        test = [replace(s, points=left) for s in sets
+                if (left := tuple(p for p in s.points if p.shapes == shape))]  # fmt: skip
+        result = fit_on(start, train, specs, parameters)
+        refit = with_values(start, result.parameters, result.fitted)
+        for mset in test:
+            predicted = predict_set(mset, specs, refit)
+            pairs = zip(predicted, mset.points, strict=True)
+            errors += [abs(float(v) / p.value - 1) for v, p in pairs]
+    ids = tuple(s.id for s in sets)
+    return GpuCv(statistics.fmean(errors), len(errors), len(shapes), OWN_FIT_METHOD, ids)
 
 
 #: A stored parameter is weakly determined when the sets it was fitted or read on hold

@@ -7,7 +7,10 @@ per-GPU efficiencies its model uses (the model-wide fixed latencies are the same
 GPU and do not count), and its *error band* the mean absolute error that
 cross-validation by source (:mod:`roofline.crossval`) measured on data of that basis:
 
-* ``measured``: the GPU's own sets, when it has some; else its family's; else all sets;
+* ``measured``: the cross-validated error of the GPU's own fit when its calibration file
+  records one (``[gpu.cv]``, written by ``roofline calibrate --gpu NAME -o FILE`` for a
+  GPU its owner measured); else the GPU's own sets in the bundled CV, when it has some;
+  else its family's; else all sets;
 * ``family``: the family's sets, else all sets;
 * ``global``: all sets.
 
@@ -27,7 +30,7 @@ from importlib import resources
 
 import sympy
 
-from roofline.calibration.data import GLOBAL_KEYS
+from roofline.calibration.data import GLOBAL_KEYS, GpuCv
 from roofline.calibration.params import CalibratedParameters, Level, family_of, worst_level
 from roofline.errors import DataFileError, DataProblem
 from roofline.formulas import RooflineModel
@@ -122,13 +125,23 @@ def _model_keys(model: RooflineModel) -> frozenset[str]:
 
 def model_band(gpu: GpuSpec, params: CalibratedParameters, model: RooflineModel) -> ErrorBand:
     """The error band of every number a calibrated ``model`` gives for ``gpu``."""
-    return band_for(gpu, _basis(params, _model_keys(model)))
+    return band_for(gpu, _basis(params, _model_keys(model)), own=params.cv)
 
 
-def band_for(gpu: GpuSpec, basis: RowBasis, bands: ErrorBands | None = None) -> ErrorBand:
-    """The error band of a number of ``basis`` on ``gpu``."""
+#: Whose CV error an own-fit band is, after the GPU's name ("NVIDIA L40S own-fit CV").
+OWN_FIT = "own-fit"
+
+
+def band_for(
+    gpu: GpuSpec, basis: RowBasis, bands: ErrorBands | None = None, own: GpuCv | None = None
+) -> ErrorBand:
+    """The error band of a number of ``basis`` on ``gpu``; ``own``: the cross-validated
+    error of the GPU's own fit (its calibration file's ``[gpu.cv]``), which a number
+    resting on the GPU's own parameters takes before any bundled band."""
     bands = bands if bands is not None else load_error_bands()
     family = family_of(gpu)
+    if basis is RowBasis.MEASURED and own is not None:
+        return ErrorBand(basis, own.mean_error, f"{gpu.name} {OWN_FIT}")
     if basis is RowBasis.MEASURED and gpu.name in bands.gpus:
         return ErrorBand(basis, bands.gpus[gpu.name], gpu.name)
     if basis is not RowBasis.GLOBAL and family in bands.families:

@@ -19,7 +19,7 @@ import numpy as np
 import sympy
 
 from roofline.capability import EmulatedWarning, HypotheticalWarning, Support, require
-from roofline.errors import ShapeError
+from roofline.errors import RooflineError, ShapeError
 from roofline.formulas import QUANTITY_SYMBOLS, Quantity, RooflineModel, build_model
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.shapes import dim_error, dim_in_range
@@ -32,6 +32,8 @@ from roofline.symbols import (
 )
 
 if TYPE_CHECKING:
+    import pandas
+
     from roofline.calibration.params import CalibratedParameters
 
 TRAINING_COLUMNS: tuple[str, ...] = (
@@ -68,6 +70,25 @@ COLUMN_SUMS: dict[str, tuple[Quantity, ...]] = {
 def columns_for(mode: Mode | str) -> tuple[str, ...]:
     """The output columns of ``mode``, in torchao's order."""
     return INFERENCE_COLUMNS if Mode.parse(mode) is Mode.INFERENCE else TRAINING_COLUMNS
+
+
+FRAME_EXTRA_HINT = "pip install roofline-atlas[frame]"
+
+
+class Columns(dict[str, np.ndarray]):
+    """:func:`evaluate`'s result: column name -> array, in torchao's column order and
+    under the names torchao's roofline script gives them (``fwd_M``, ``r_bf16_gemm_s``,
+    ``r_fp8_gemm_and_ovhd_spdp`` ...); a plain dict otherwise."""
+
+    def as_frame(self) -> pandas.DataFrame:
+        """The columns as a pandas DataFrame, one row per shape (broadcast inputs are
+        flattened in C order). pandas is optional: without it, RooflineError naming the
+        ``frame`` extra."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise RooflineError(f"as_frame() needs pandas: {FRAME_EXTRA_HINT}") from None
+        return pd.DataFrame({name: np.ravel(values) for name, values in self.items()})
 
 
 @dataclass(frozen=True)
@@ -296,8 +317,9 @@ def evaluate(
     specs: str | os.PathLike[str] | SpecDatabase | None = None,
     calibrated: bool = False,
     groups: Any = None,
-) -> dict[str, np.ndarray]:
-    """Roofline columns for every shape, keyed by the CLI's (torchao's) column names.
+) -> Columns:
+    """Roofline columns for every shape, keyed by the CLI's (torchao's) column names
+    (:class:`Columns`: a dict; ``.as_frame()`` makes it a pandas DataFrame).
 
     ``M``, ``K`` and ``N`` are scalars or arrays of integers from 1 to 2**31 - 1 (the
     int32 dimensions GEMM libraries take), broadcast together. ``specs`` is a spec-file
@@ -377,7 +399,7 @@ def evaluate_columns(
     fusion: bool = False,
     calibration: CalibratedParameters | None = None,
     groups: Any = None,
-) -> dict[str, np.ndarray]:
+) -> Columns:
     """:func:`evaluate` without lookups, capability checks or warnings (callers did them).
 
     With ``calibration`` (the GPU's calibrated parameters), the calibrated model's columns;
@@ -387,11 +409,11 @@ def evaluate_columns(
         spec, mode, recipe, M, K, N, fusion, calibration, groups
     )
     totals = compiled.totals(times)
-    out: dict[str, np.ndarray] = {
+    out = Columns({
         "fwd_M": m.astype(np.int64),
         "fwd_K": k.astype(np.int64),
         "fwd_N": n.astype(np.int64),
-    }
+    })
     for column in columns_for(mode)[3:]:
         if column in COLUMN_SUMS:
             first, *rest = COLUMN_SUMS[column]

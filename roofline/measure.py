@@ -5,7 +5,9 @@ Each timed *job* is one kernel call on preallocated operands: the bf16 GEMM
 ``M x K @ K x N`` (``torch.mm``, row-major A, column-major B as ``nn.Linear`` stores its
 weight), the fp8 GEMM of a recipe that ``torch._scaled_mm`` runs (``tensorwise``: one
 fp32 scale per operand; ``rowwise``: one per row of A and column of B), and that recipe's
-activation cast (amax, scale, cast to e4m3 in eager PyTorch, as separate kernels). A
+activation cast (amax, scale, cast to e4m3 in eager PyTorch, as separate kernels); where
+torchao is installed also the MXFP8 and NVFP4 GEMMs and activation quantization of
+torchao's MX formats (:data:`TORCHAO_RECIPES`). A
 :class:`Timer` runs a job ``warmup`` times, then ``repeats`` times, each run timed on its
 own: on CUDA between two CUDA events after writing a buffer larger than the L2 cache
 (so no run finds its operands cached), on the CPU with ``time.perf_counter_ns`` around
@@ -34,6 +36,13 @@ from roofline.errors import RooflineError
 
 #: Recipes whose inference GEMM ``torch._scaled_mm`` runs directly, and their cast terms.
 SCALED_MM_RECIPES = ("tensorwise", "rowwise")
+#: Recipes timed with torchao's MX / NVFP4 code where torchao is installed: torchao's
+#: quantize functions make the operands and its ``to_blocked`` swizzles their scales
+#: before timing; the timed GEMM is the ``torch._scaled_mm`` call torchao's MXTensor /
+#: NVFP4Tensor dispatch makes, and the timed cast torchao's activation quantization
+#: (``MXTensor.to_mx``: MXFP8, 1 x 32 blocks, floor scales; ``NVFP4Tensor.to_nvfp4``:
+#: 1 x 16 blocks, no per-tensor scale, hence ``nvfp4_no_global_scale``).
+TORCHAO_RECIPES = ("mxfp8_cublas", "nvfp4_no_global_scale")
 #: Bytes written between timed runs on CUDA: more than any GPU's L2 cache (B200: 126 MiB).
 L2_FLUSH_BYTES = 512 * 1024 * 1024
 E4M3_MAX = 448.0
@@ -216,12 +225,63 @@ def _fp8_operands(shape: tuple[int, int, int], recipe: str) -> tuple[Any, ...]:
 
 def _lowp_gemm(shape: tuple[int, int, int], recipe: str) -> Callable[[], Any]:
     torch = _torch()
-    a, b, scale_a, scale_b = _fp8_operands(shape, recipe)
+    if recipe in TORCHAO_RECIPES:
+        a, b, scale_a, scale_b = torchao_operands(shape, recipe, "cuda")
+    else:
+        a, b, scale_a, scale_b = _fp8_operands(shape, recipe)
     return lambda: torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)
 
 
+def _torchao() -> Any:
+    try:
+        from torchao.prototype.mx_formats import mx_tensor, nvfp4_tensor, utils
+    except ImportError:
+        raise MeasureError(
+            "timing mxfp8_cublas or nvfp4_no_global_scale needs torchao (pip install torchao)"
+        ) from None
+    return mx_tensor, nvfp4_tensor, utils
+
+
+def torchao_operands(shape: tuple[int, int, int], recipe: str, device: str) -> tuple[Any, ...]:
+    """The ``torch._scaled_mm`` arguments of a torchao MX / NVFP4 GEMM of ``shape``: A
+    (M x K) and the weight (N x K, passed transposed, as torchao's dispatch passes it),
+    quantized by torchao, and their scales swizzled by torchao's ``to_blocked`` and
+    viewed as the dtype the kernel takes (e8m0 for MXFP8, e4m3 for NVFP4)."""
+    torch = _torch()
+    mx_tensor, nvfp4_tensor, utils = _torchao()
+    M, K, N = shape
+    x = torch.randn(M, K, device=device, dtype=torch.bfloat16)
+    w = torch.randn(N, K, device=device, dtype=torch.bfloat16)
+    if recipe == "mxfp8_cublas":
+        block, scale_dtype = 32, torch.float8_e8m0fnu
+        (sa, qa), (sb, qb) = (mx_tensor.to_mx(t, torch.float8_e4m3fn, block) for t in (x, w))
+    else:
+        block, scale_dtype = 16, torch.float8_e4m3fn
+        a_nv, b_nv = (nvfp4_tensor.NVFP4Tensor.to_nvfp4(t) for t in (x, w))
+        qa, qb = (t.qdata.view(torch.float4_e2m1fn_x2) for t in (a_nv, b_nv))
+        sa, sb = a_nv.scale, b_nv.scale
+    scale_a = utils.to_blocked(sa.view(M, K // block)).view(scale_dtype)
+    scale_b = utils.to_blocked(sb.view(N, K // block)).view(scale_dtype)
+    return qa, qb.t(), scale_a, scale_b
+
+
+def torchao_cast(shape: tuple[int, int, int], recipe: str, device: str) -> Callable[[], Any]:
+    """torchao's dynamic quantization of the M x K activation, as its inference linear
+    runs it for ``recipe`` (eager PyTorch)."""
+    torch = _torch()
+    mx_tensor, nvfp4_tensor, _ = _torchao()
+    M, K, _n = shape
+    x = torch.randn(M, K, device=device, dtype=torch.bfloat16)
+    if recipe == "mxfp8_cublas":
+        return lambda: mx_tensor.MXTensor.to_mx(x, torch.float8_e4m3fn, 32)
+    return lambda: nvfp4_tensor.NVFP4Tensor.to_nvfp4(x)
+
+
 def _cast(shape: tuple[int, int, int], recipe: str) -> Callable[[], Any]:
-    """The activation's dynamic quantization to e4m3: per tensor or per row."""
+    """The activation's dynamic quantization: to e4m3 per tensor or per row (eager
+    PyTorch), or torchao's MX / NVFP4 quantization (:func:`torchao_cast`)."""
+    if recipe in TORCHAO_RECIPES:
+        return torchao_cast(shape, recipe, "cuda")
     torch = _torch()
     M, K, _ = shape
     x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
@@ -296,6 +356,29 @@ _TITLES = {
     "lowp_gemm": "{recipe} fp8 GEMM (torch._scaled_mm)",
     "cast": "{recipe} activation cast to e4m3 (eager PyTorch)",
 }
+_TORCHAO_TITLES = {
+    "lowp_gemm": "{recipe} GEMM (torch._scaled_mm on torchao-quantized operands, scales "
+    "swizzled by torchao's to_blocked before timing)",
+    "cast": "{recipe} activation quantization (torchao {how}, eager)",
+}
+_LOWP_OPERANDS = {
+    "mxfp8_cublas": "e4m3 with e8m0 1 x 32 block scales",
+    "nvfp4_no_global_scale": "e2m1 with e4m3 1 x 16 block scales",
+}
+_TORCHAO_CASTS = {"mxfp8_cublas": "MXTensor.to_mx", "nvfp4_no_global_scale": "NVFP4Tensor.to_nvfp4"}
+
+
+def _operands(kind: str, recipe: str) -> str:
+    if kind != "lowp_gemm":
+        return "bf16"
+    return _LOWP_OPERANDS.get(recipe, "e4m3")
+
+
+def title_of(kind: str, recipe: str) -> str:
+    """What a job of ``kind`` and ``recipe`` times, as the file's titles and notes say."""
+    if recipe in TORCHAO_RECIPES and kind in _TORCHAO_TITLES:
+        return _TORCHAO_TITLES[kind].format(recipe=recipe, how=_TORCHAO_CASTS[recipe])
+    return _TITLES[kind].format(recipe=recipe)
 
 
 def _toml(value: str) -> str:
@@ -315,7 +398,7 @@ def _terms(kind: str, recipe: str) -> tuple[str, ...]:
         return BF16_TERMS
     if kind == "lowp_gemm":
         return LOWP_TERMS
-    return ("cast.input.1",) if recipe == "rowwise" else ("cast.input.1", "cast.input.2")
+    return ("cast.input.1", "cast.input.2") if recipe == "tensorwise" else ("cast.input.1",)
 
 
 def measurement_text(
@@ -341,8 +424,9 @@ def measurement_text(
         groups.setdefault((result.job.kind, result.job.recipe), []).append(result)
     lines = ["schema_version = 1", ""]
     for (kind, recipe), group in groups.items():
-        name = kind.replace("_", "-") + ("" if kind == "bf16_gemm" else f"-{recipe}")
-        title = _TITLES[kind].format(recipe=recipe)
+        name = kind + ("" if kind == "bf16_gemm" else f"-{recipe}")
+        name = name.replace("_", "-")  # ids are slugs: recipe names have underscores
+        title = title_of(kind, recipe)
         label = "CPU, not a GPU" if cpu else env.device_name
         how = (
             "perf_counter_ns around one call after a 64 MiB write that evicts the caches"
@@ -358,7 +442,7 @@ def measurement_text(
         notes = (
             f"{warning}Measured by roofline measure on {env.device_name}. Timed: {title}, "
             "one call on "
-            f"preallocated operands ({'bf16' if kind != 'lowp_gemm' else 'e4m3'}, A row-major, "
+            f"preallocated operands ({_operands(kind, recipe)}, A row-major, "
             f"B column-major); {how}; {warmup} warm-up calls, then the median of "
             f"{group[0].stats.runs} runs (each point's label: its spread). "
             + " ".join(env.details)

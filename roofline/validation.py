@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from roofline.calibration.data import CalibrationData, load_calibration
+from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, load_calibration
 from roofline.calibration.params import calibration_for
 from roofline.evaluate import compile_model
 from roofline.formulas import LOWP_SIDE, Quantity
@@ -31,6 +31,7 @@ from roofline.measurements import (
 )
 from roofline.recipes import Mode, get_recipe
 from roofline.specs import SpecDatabase, load_specs
+from roofline.symbols import CALIBRATION_SYMBOLS
 
 #: The calibrated model's goal per role: the mean error a set should be within. Fixed in
 #: advance (issue #18), never moved to fit a result; a set above it is shown as above it.
@@ -183,6 +184,18 @@ def predict_set(
     if mset.terms:  # the low-precision terms the benchmark timed (e.g. a static cast)
         return baseline / total(mset.terms)
     return baseline / quantity(*LOWP_SIDE)
+
+
+def set_parameter_keys(mset: MeasurementSet) -> frozenset[str]:
+    """The per-GPU calibration parameters a prediction of ``mset`` depends on: those of
+    the terms a ``time_us`` set names, else of every term of its model."""
+    recipe = get_recipe(mset.recipe, mset.mode)
+    model = compile_model(mset.mode, recipe, mset.fusion, True, mset.groups is not None).model
+    terms = [t for t in model.terms if mset.quantity is not MeasuredQuantity.TIME_US
+             or t.key in mset.terms]  # fmt: skip
+    used = set().union(*(t.expr.free_symbols for t in terms))
+    return frozenset(hw.spec_key for hw in CALIBRATION_SYMBOLS
+                     if hw.symbol in used and hw.spec_key not in GLOBAL_KEYS)  # fmt: skip
 
 
 def validate_set(

@@ -33,6 +33,7 @@ from roofline.errors import RooflineError
 from site_gen import config, keys
 from site_gen.cache import BuildCache, digest, model_digest
 from site_gen.guard import MARKER, BuildError, build_lock, check_site_dir, marker_text
+from site_gen.inputs import DataPaths, ModelInputs, load_inputs
 from site_gen.write import (
     Staging,
     make_staging,
@@ -168,10 +169,12 @@ def work_root(site_dir: Path, cache: BuildCache) -> Path:
 
 
 def build_site(specs_path: str | None, site_dir: Path, serve: bool, use_cache: bool = True,
-               max_gpus: int = MAX_GPUS, docs_dir: Path | None = None) -> None:  # fmt: skip
+               max_gpus: int = MAX_GPUS, docs_dir: Path | None = None,
+               data: DataPaths | None = None) -> None:  # fmt: skip
     """``roofline build``: the site from ``specs_path`` (None: bundled) into ``site_dir``;
     ``max_gpus``: the spec file's GPU limit (``--max-gpus``); ``docs_dir``: a team's own
-    pages, published under "Team pages". From a checkout the repository is the build root;
+    pages, published under "Team pages"; ``data``: another calibration file and extra
+    measurement sets (:mod:`site_gen.inputs`). From a checkout the repository is the build root;
     from an installed wheel, :func:`work_root` (the packaged mkdocs.yml and docs/ copied
     there under the lock)."""
     cache = BuildCache(enabled=use_cache)
@@ -180,7 +183,7 @@ def build_site(specs_path: str | None, site_dir: Path, serve: bool, use_cache: b
     else:
         root, sync = work_root(site_dir, cache), config.SITE_FILES
     build(specs_path, Path(site_dir), root, cache, max_gpus, extra_docs=docs_dir,
-          sync_from=sync)  # fmt: skip
+          sync_from=sync, data=data)  # fmt: skip
     if serve:
         serve_site(Path(site_dir))
 
@@ -264,6 +267,7 @@ def build(
     max_gpus: int = MAX_GPUS,
     extra_docs: Path | None = None,
     sync_from: Path | None = None,
+    data: DataPaths | None = None,
 ) -> dict[str, float]:
     """Build the reference site from ``specs_path`` (None: bundled database) into ``site_dir``.
 
@@ -271,7 +275,8 @@ def build(
     ``max_gpus`` caps the spec file's GPUs (:data:`roofline.datafile.MAX_GPUS`);
     ``extra_docs``: a folder of a team's own pages, staged as ``docs/team/``;
     ``sync_from``: a folder whose mkdocs.yml and docs/ are first copied into ``root`` (an
-    installed tool's package data into its work root), under the lock.
+    installed tool's package data into its work root), under the lock; ``data``: the
+    calibration and measurement files in place of the bundled ones (None: bundled).
 
     First the guard (:func:`check_site_dir`) and the root's lock (:func:`build_lock`).
     When every input is unchanged since the last build and the site folder and
@@ -287,6 +292,7 @@ def build(
     build).
     """
     cache = cache if cache is not None else BuildCache()
+    data = data if data is not None else DataPaths()
     root = Path(root).resolve()
     extra_docs = _team_docs(extra_docs)
     site_dir = check_site_dir(Path(site_dir), root, cache, extra_docs)
@@ -296,7 +302,7 @@ def build(
             sync_site_files(sync_from, root)
         remove_stale_staging(root, site_dir)
         with timer.stage("inputs", "digest of every input; the last build's output verified"):
-            key = (keys.input_key(specs_path, root, marker_text(), extra_docs)
+            key = (keys.input_key(specs_path, root, marker_text(), extra_docs, data.files())
                    if cache.enabled else "")  # fmt: skip
             unchanged = bool(key) and _unchanged(key, site_dir, root, cache)
         if unchanged:
@@ -306,7 +312,7 @@ def build(
             staging = make_staging(root, site_dir, extra_docs)
             try:
                 _build_staged(specs_path, site_dir, root, cache, staging, timer, lock_fd, key,
-                              max_gpus, extra_docs)  # fmt: skip
+                              max_gpus, extra_docs, data)  # fmt: skip
             finally:
                 staging.remove()
     timer.timings["total"] = timer.total()
@@ -329,23 +335,26 @@ def _team_docs(extra_docs: Path | None) -> Path | None:
 
 def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: BuildCache,
                   staging: Staging, timer: StageTimer, lock_fd: int, key: str,
-                  max_gpus: int = MAX_GPUS, extra_docs: Path | None = None
-                  ) -> None:  # fmt: skip
+                  max_gpus: int = MAX_GPUS, extra_docs: Path | None = None,
+                  data: DataPaths | None = None) -> None:  # fmt: skip
     """The stages of :func:`build`, writing only into ``staging`` until the final swap."""
     from roofline.presets import load_models
     from roofline.specs import load_specs
     from site_gen import pool  # matplotlib: imported only when something is to be drawn
     from site_gen.model_gather import check_model_gpus
 
+    data = data if data is not None else DataPaths()
     with timer.stage("specs", specs_path or "bundled database"):
         specs = load_specs(specs_path, max_gpus)
         check_model_gpus(load_models(), specs)  # before minutes of gather, not after
+        inputs = load_inputs(specs, data.calibration, data.measurements)
     context = multiprocessing.get_context("fork")
     # Workers close their inherited copy of the lock, so a worker outliving a killed
     # build cannot keep the root locked.
     with context.Pool(WORKERS, initializer=pool.close_inherited, initargs=(lock_fd,)
                       ) as workers:  # fmt: skip
-        pages, jobs = _gather_and_render(specs_path, specs, site_dir, cache, workers, timer)
+        pages, jobs = _gather_and_render(specs_path, specs, site_dir, cache, workers, timer,
+                                         inputs)  # fmt: skip
         with timer.stage("plots", f"{len(jobs)} SVG charts: cached ones now, the rest on "
                          f"{WORKERS} workers while mkdocs runs"), \
                 _failing_as("plots", site_dir):  # fmt: skip
@@ -368,7 +377,8 @@ def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: Bui
         swap_into_place(staging, site_dir, root / "docs")
     # Recorded only when no input changed while the build ran.
     if outputs is not None and key and (
-            keys.input_key(specs_path, root, marker_text(), extra_docs) == key):  # fmt: skip
+            keys.input_key(specs_path, root, marker_text(), extra_docs, data.files()) == key
+    ):  # fmt: skip
         cache.put("outputs", key, outputs)
         cache.prune("outputs", keep=KEPT_OUTPUTS, protect={key})
 
@@ -380,7 +390,8 @@ def _outputs(staging: Staging) -> dict[str, Any] | None:
 
 
 def _gather_and_render(specs_path: str | None, specs: SpecDatabase, site_dir: Path,
-                       cache: BuildCache, workers, timer: StageTimer
+                       cache: BuildCache, workers, timer: StageTimer,
+                       inputs: ModelInputs | None = None
                        ) -> tuple[dict[str, str], list[PlotJob]]:  # fmt: skip
     """Evaluations, formulas (pool), history (pool) and the rendered pages."""
     from site_gen import pool
@@ -397,7 +408,7 @@ def _gather_and_render(specs_path: str | None, specs: SpecDatabase, site_dir: Pa
     )
     with timer.stage("gather", f"{len(specs)} GPUs x modes x recipes x fusion"), \
             _failing_as("gather", site_dir):  # fmt: skip
-        atlas = gather(specs, cache)
+        atlas = gather(specs, cache, inputs)
     with timer.stage("latex", f"instantiated formulas of {len(missing)} GPUs (pool)"), \
             _failing_as("latex", site_dir):  # fmt: skip
         for name, formulas in latex_jobs.get():

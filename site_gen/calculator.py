@@ -31,11 +31,13 @@ import dataclasses
 import json
 import math
 import posixpath
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from markupsafe import Markup
 
+from roofline.calibration.params import CalibratedParameters
 from roofline.capability import classify
 from roofline.error_bands import RowBasis, band_for
 from roofline.errors import RooflineError, ShapeError, unknown
@@ -214,20 +216,19 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _bands(gpu: GpuSpec) -> dict[str, list[Any]]:
+def _bands(gpu: GpuSpec, calibration: CalibratedParameters) -> dict[str, list[Any]]:
     """Basis -> [fraction, whose CV error] of :func:`roofline.error_bands.band_for`, so the
     page gives a calibrated number the band Python gives it."""
-    bands = {basis: band_for(gpu, basis) for basis in RowBasis}
+    bands = {basis: band_for(gpu, basis, own=calibration.cv) for basis in RowBasis}
     return {basis.value: [band.fraction, band.of] for basis, band in bands.items()}
 
 
-def _gpu_data(gpu: GpuSpec, specs: SpecDatabase) -> dict[str, Any]:
+def _gpu_data(gpu: GpuSpec, calibration: CalibratedParameters) -> dict[str, Any]:
     """One GPU's figures: spec values as given (``hw``; an absent per-path peak is null,
     and the page fills it from its fallback key after applying overrides, as
     :meth:`GpuSpec.value` does), calibration parameters (``cal``, keyed like
     :data:`CALIBRATION_SYMBOLS`) and which of those are assumed, and its capabilities
     (``capability_grouped``: a grouped layer's, only those that differ)."""
-    calibration = calibration_of(gpu, specs)
     numbers = calibration.numbers()
     dense, grouped = _capabilities(gpu), _capabilities(gpu, grouped=True)
     return {
@@ -238,7 +239,7 @@ def _gpu_data(gpu: GpuSpec, specs: SpecDatabase) -> dict[str, Any]:
         "cal_assumed": list(calibration.assumed()),
         # roofline.error_bands: each parameter's level and the CV bands that apply
         "cal_levels": {key: v.level.value for key, v in calibration.values.items()},
-        "bands": _bands(gpu),
+        "bands": _bands(gpu, calibration),
         "clock_scale": gpu.clock_scale,
         "capability": dense,
         # A grouped layer's verdict where it differs from the dense one (kept small).
@@ -246,9 +247,17 @@ def _gpu_data(gpu: GpuSpec, specs: SpecDatabase) -> dict[str, Any]:
     }
 
 
-def calculator_data(specs: SpecDatabase, models: ModelDatabase | None = None) -> dict[str, Any]:
+def calculator_data(
+    specs: SpecDatabase,
+    models: ModelDatabase | None = None,
+    calibrations: Mapping[str, CalibratedParameters] | None = None,
+) -> dict[str, Any]:
     """Everything the calculator needs besides the arithmetic (kept small: no formulas);
-    ``models``: the model presets of the picker (None: the bundled ones)."""
+    ``models``: the model presets of the picker (None: the bundled ones);
+    ``calibrations``: each GPU's calibrated parameters (None: from the bundled
+    calibration file, resolved against ``specs``)."""
+    if calibrations is None:
+        calibrations = {gpu.name: calibration_of(gpu, specs) for gpu in specs.values()}
     canonical = (config.CANONICAL_M, config.CANONICAL_KN, config.CANONICAL_KN)
     presets = [["canonical", f"canonical (M={canonical[0]}, K=N={canonical[1]})", *canonical]]
     presets += [[f"llama:{s.name}", f"llama {s.name}", s.M, s.K, s.N] for s in llama()]
@@ -275,7 +284,7 @@ def calculator_data(specs: SpecDatabase, models: ModelDatabase | None = None) ->
             {"key": p.spec_key, "description": p.description, "unit": p.unit}
             for p in CALIBRATION_SYMBOLS
         ],
-        "gpus": [_gpu_data(gpu, specs) for gpu in specs.values()],
+        "gpus": [_gpu_data(gpu, calibrations[gpu.name]) for gpu in specs.values()],
         "modes": {
             mode.value: [r.name for r in RECIPE_LIST if mode in r.modes] for mode in config.MODES
         },
@@ -304,12 +313,17 @@ def calculator_data(specs: SpecDatabase, models: ModelDatabase | None = None) ->
     }
 
 
-def data_script(specs: SpecDatabase, models: ModelDatabase | None = None) -> str:
+def data_script(
+    specs: SpecDatabase,
+    models: ModelDatabase | None = None,
+    calibrations: Mapping[str, CalibratedParameters] | None = None,
+) -> str:
     """``generated/calculator/data.js``: :func:`calculator_data` as a script. The data are
     JSON (strings escaped by ``json.dumps``) in a script file, never markup; "<" (only
     ever inside a JSON string) is written ``\\u003c``, so no name from a data file can
     close or open a tag even where the script is inlined."""
-    text = json.dumps(calculator_data(specs, models), indent=None, ensure_ascii=False)
+    data = calculator_data(specs, models, calibrations)
+    text = json.dumps(data, indent=None, ensure_ascii=False)
     text = text.replace("<", "\\u003c")
     return (
         "// Generated by site_gen.calculator from the spec database and the CLI's messages.\n"
@@ -317,10 +331,14 @@ def data_script(specs: SpecDatabase, models: ModelDatabase | None = None) -> str
     )
 
 
-def scripts(specs: SpecDatabase, models: ModelDatabase | None = None) -> dict[str, str]:
+def scripts(
+    specs: SpecDatabase,
+    models: ModelDatabase | None = None,
+    calibrations: Mapping[str, CalibratedParameters] | None = None,
+) -> dict[str, str]:
     """The two generated files, docs-relative path -> text (``models``: the model presets,
-    None for the bundled ones)."""
-    return {MODELS_JS: calculator_script(), DATA_JS: data_script(specs, models)}
+    None for the bundled ones; ``calibrations``: as :func:`calculator_data` takes them)."""
+    return {MODELS_JS: calculator_script(), DATA_JS: data_script(specs, models, calibrations)}
 
 
 def site_root_from(page: str) -> str:

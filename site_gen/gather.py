@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from roofline import guidance
-from roofline.calibration.params import CalibratedParameters
+from roofline.calibration.params import CalibratedParameters, calibration_for
 from roofline.capability import Capability, Support, classify
-from roofline.evaluate import calibration_of, evaluate_columns, evaluate_terms
+from roofline.evaluate import evaluate_columns, evaluate_terms
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.shapes import Shape, llama, pow2
 from roofline.specs import GpuSpec, SpecDatabase
@@ -34,6 +34,7 @@ from site_gen.cache import (
     tool_versions,
 )
 from site_gen.grouped_gather import GroupedResult, gather_grouped
+from site_gen.inputs import ModelInputs, bundled_inputs
 from site_gen.model_gather import ModelAtlas, gather_models
 
 Columns = dict[str, np.ndarray]
@@ -134,6 +135,8 @@ class Atlas:
     grouped: dict[tuple[str, Mode, str], GroupedResult] = field(default_factory=dict)
     #: Every model preset on every GPU, both models (:mod:`site_gen.model_gather`).
     models: ModelAtlas | None = None
+    #: The calibration file and measurement sets of the build (:mod:`site_gen.inputs`).
+    inputs: ModelInputs = field(default_factory=bundled_inputs)
 
     @property
     def gpus(self) -> list[GpuSpec]:
@@ -284,7 +287,8 @@ def calibration_digest(calibration: CalibratedParameters | None) -> str:
     """
     if calibration is None:
         return ""
-    return digest({k: dataclasses.asdict(v) for k, v in calibration.values.items()})
+    own = dataclasses.asdict(calibration.cv) if calibration.cv is not None else None
+    return digest({k: dataclasses.asdict(v) for k, v in calibration.values.items()}, own)
 
 
 def _evaluation_key(gpu: GpuSpec, mode: Mode, recipe: Recipe,
@@ -308,14 +312,19 @@ def _gathered(gpu: GpuSpec, mode: Mode, recipe: Recipe, cache: BuildCache,
                         calibrated=calibration is not None, **stored)  # fmt: skip
 
 
-def gather(specs: SpecDatabase, cache: BuildCache | None = None) -> Atlas:
+def gather(
+    specs: SpecDatabase, cache: BuildCache | None = None, inputs: ModelInputs | None = None
+) -> Atlas:
     """Evaluate every GPU x mode x recipe x fusion of ``specs`` in both models, and their
     grouped layers (:mod:`site_gen.grouped_gather`) and every model preset on every GPU
-    (:mod:`site_gen.model_gather`), reusing cached results."""
+    (:mod:`site_gen.model_gather`), reusing cached results; the calibrated model's
+    parameters come from ``inputs`` (None: the bundled calibration file)."""
     cache = cache or BuildCache(enabled=False)
-    atlas = Atlas(specs, {})
+    inputs = inputs if inputs is not None else bundled_inputs()
+    atlas = Atlas(specs, {}, inputs=inputs)
     for gpu in specs.values():
-        calibration = atlas.calibrations[gpu.name] = calibration_of(gpu, specs)
+        calibration = calibration_for(gpu, specs, inputs.calibration)
+        atlas.calibrations[gpu.name] = calibration
         for mode in config.MODES:
             for recipe in RECIPE_LIST:
                 if mode not in recipe.plans:
@@ -327,7 +336,7 @@ def gather(specs: SpecDatabase, cache: BuildCache | None = None) -> Atlas:
                 atlas.calibrated_results[key] = calibrated
     keys = {name: calibration_digest(c) for name, c in atlas.calibrations.items()}
     atlas.grouped = gather_grouped(specs, atlas.calibrations, keys, cache)
-    atlas.models = gather_models(specs, keys, cache)
+    atlas.models = gather_models(specs, atlas.calibrations, keys, cache)
     return atlas
 
 

@@ -23,6 +23,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from roofline.cite import SITE_URL_ENV, site_url
@@ -165,10 +166,15 @@ def build_date() -> str:
 
 
 def input_key(
-    specs_path: str | None, root: Path, marker: str, extra_docs: Path | None = None
+    specs_path: str | None,
+    root: Path,
+    marker: str,
+    extra_docs: Path | None = None,
+    data_files: Sequence[Path] = (),
 ) -> str:
     """Digest of every input of a build of ``specs_path`` (None: bundled) in ``root``
-    (and ``extra_docs``, a team's pages, when given).
+    (and ``extra_docs``, a team's pages, and ``data_files``, a calibration or measurement
+    file in place of a bundled one, when given).
 
     Empty when an input cannot be read: the build then runs in full and says why (a
     missing spec file is the spec loader's error to report, not this key's).
@@ -177,6 +183,7 @@ def input_key(
     try:  # read_bytes refuses a device or FIFO (--specs /dev/zero) instead of reading it
         specs_bytes, root_part = read_bytes(specs_file), root_digest(root)
         team = files_digest(_tree_files(extra_docs), extra_docs) if extra_docs else ""
+        data = [(str(p), hashlib.sha256(read_bytes(Path(p))).hexdigest()) for p in data_files]
     except (OSError, FileRefused):
         return ""
     return digest(
@@ -188,6 +195,7 @@ def input_key(
         generator_digest(),
         root_part,
         team,
+        data,
         tool_versions(),
         sys.version,
         KATEX_VERSION,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roofline import cite, site_paths
+from roofline.calibration.params import CalibratedParameters
 from roofline.datafile import model_gpus_problem
 from roofline.errors import RooflineError
 from roofline.formulas import Quantity, build_model
@@ -155,9 +156,10 @@ def _run_key(preset: ModelPreset, gpu: GpuSpec, ep: int, calibration_key: str) -
                   tool_versions())  # fmt: skip
 
 
-def _run(preset: ModelPreset, gpu: GpuSpec, specs: SpecDatabase, ep: int) -> ModelRun:
-    plans = [plan_model(preset, gpu, SITE_TOKENS, ep=ep, calibrated=c, specs=specs)
-             for c in (False, True)]  # fmt: skip
+def _run(preset: ModelPreset, gpu: GpuSpec, specs: SpecDatabase, ep: int,
+         calibration: CalibratedParameters) -> ModelRun:  # fmt: skip
+    plans = [plan_model(preset, gpu, SITE_TOKENS, ep=ep, specs=specs, calibration=c)
+             for c in (None, calibration)]  # fmt: skip
     featured = tuple(_featured(plans[1], g) for g in featured_gemms(plans[1]))
     return ModelRun(preset, gpu, SITE_TOKENS, ep, plans[0], plans[1], featured)
 
@@ -172,14 +174,15 @@ def check_model_gpus(models: ModelDatabase, specs: SpecDatabase) -> None:
 
 def gather_models(
     specs: SpecDatabase,
+    calibrations: Mapping[str, CalibratedParameters],
     calibration_keys: Mapping[str, str],
     cache: BuildCache | None = None,
     models: ModelDatabase | None = None,
 ) -> ModelAtlas:
     """Plan every preset of ``models`` (None: the bundled file) on every GPU of ``specs``
-    in both models, reusing cached runs. ``calibration_keys`` (GPU name -> digest of its
-    calibrated parameters) key the cache: those parameters depend on other GPUs of the
-    database too."""
+    in both models (``calibrations``: each GPU's calibrated parameters), reusing cached
+    runs. ``calibration_keys`` (GPU name -> digest of its calibrated parameters) key the
+    cache: those parameters depend on other GPUs of the database too."""
     cache = cache or BuildCache(enabled=False)
     database = models if models is not None else load_models()
     check_model_gpus(database, specs)
@@ -190,7 +193,7 @@ def gather_models(
             key = _run_key(preset, gpu, ep, calibration_keys.get(gpu.name, ""))
             run = cache.get("model-runs", key)
             if run is None:
-                run = _run(preset, gpu, specs, ep)
+                run = _run(preset, gpu, specs, ep, calibrations[gpu.name])
                 cache.put("model-runs", key, run)
             runs[(preset.name, gpu.name)] = run
     return ModelAtlas(tuple(database), tuple(specs.values()), runs)

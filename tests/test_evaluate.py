@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -133,3 +134,24 @@ def test_bundled_specs_loaded_once():
     from roofline.evaluate import resolve_specs
 
     assert resolve_specs(None) is resolve_specs(None)  # ...evaluate caches
+
+
+def test_as_frame_has_torchaos_columns_and_the_same_numbers(monkeypatch):
+    pd = pytest.importorskip("pandas")
+    from roofline import Columns, columns_for, evaluate
+    from roofline.errors import RooflineError
+
+    rows = np.array([1024, 4096, 16384])
+    cols = evaluate("NVIDIA H100 SXM", "training", "rowwise", rows, 4096, 8192)
+    assert isinstance(cols, Columns) and isinstance(cols, dict)
+    frame = cols.as_frame()
+    assert isinstance(frame, pd.DataFrame)
+    assert tuple(frame.columns) == columns_for("training")
+    assert len(frame) == 3 and frame["fwd_N"].tolist() == [8192] * 3
+    for name in frame.columns:
+        np.testing.assert_array_equal(frame[name].to_numpy(), cols[name])
+    one = evaluate("NVIDIA B200", "inference", "nvfp4", 8192, 4096, 4096, calibrated=True)
+    assert len(one.as_frame()) == 1  # a scalar shape is one row
+    monkeypatch.setitem(sys.modules, "pandas", None)  # pandas not installed
+    with pytest.raises(RooflineError, match=r"pandas: pip install roofline-atlas\[frame\]"):
+        cols.as_frame()

@@ -18,6 +18,7 @@ import pytest
 
 from roofline.cli import main
 from roofline.cli.measure import _shapes
+from roofline.errors import RooflineError
 from roofline.measure import (
     Environment,
     Job,
@@ -177,16 +178,101 @@ def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_p
             "-o", str(out)]  # fmt: skip
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "wrote 1 refit values" in printed and "NVIDIA B200" not in printed
-    bundled = Path(__file__).resolve().parent.parent / "roofline" / "data" / "calibration.toml"
-    old, new = bundled.read_text().splitlines(), out.read_text().splitlines()
-    changed = [(a, b) for a, b in zip(old, new, strict=True) if a != b]
-    assert [b.split(" = ")[0] for _, b in changed] == ["value", "sets"]
-    assert changed[1][1] == 'sets = ["mine-bf16-gemm", "mine-lowp-gemm-tensorwise", "mine-cast-tensorwise"]'
+    assert "wrote 1 refit values and 2 new parameters" in printed and "NVIDIA B200" not in printed
     ids = bundled_set_ids() | {"mine-bf16-gemm", "mine-lowp-gemm-tensorwise", "mine-cast-tensorwise"}
-    load_calibration(out, set_ids=ids)
+    bundled, written = load_calibration(), load_calibration(out, set_ids=ids)
+    bundled_text = (Path(__file__).resolve().parent.parent / "roofline" / "data"
+                    / "calibration.toml").read_text()  # fmt: skip
+    comments = [line for line in bundled_text.splitlines() if line.startswith("#")]
+    assert comments == [line for line in out.read_text().splitlines() if line.startswith("#")]
+    # Every other GPU's entries and the model-wide ones are exactly as stored.
+    assert {g: e for g, e in written.entries() if g != "NVIDIA H100 SXM"} == {
+        g: e for g, e in bundled.entries() if g != "NVIDIA H100 SXM"}  # fmt: skip
+    old, new = bundled.gpus["NVIDIA H100 SXM"], written.gpus["NVIDIA H100 SXM"]
+    # The stored cast efficiency (which every set's model uses) is refit on the new sets ...
+    mine = ("mine-bf16-gemm", "mine-lowp-gemm-tensorwise", "mine-cast-tensorwise")
+    assert new["cast_efficiency.row"].sets == mine
+    refit = [k for k in old if old[k] != new[k]]
+    assert refit == ["cast_efficiency.row"]
+    assert new["cast_efficiency.row"].basis == old["cast_efficiency.row"].basis
+    # ... and the GEMM efficiencies it had none of join with the sets behind each.
+    added = {k: new[k] for k in new.keys() - old.keys()}
+    assert sorted(added) == ["gemm_efficiency.bf16", "gemm_efficiency.fp8"]
+    assert added["gemm_efficiency.bf16"].sets == ("mine-bf16-gemm",)
+    assert added["gemm_efficiency.fp8"].sets == ("mine-lowp-gemm-tensorwise",)
+    assert all(e.basis == "fitted" for e in added.values())
+    cv = written.cv["NVIDIA H100 SXM"]  # two shapes: one left out at a time
+    assert (cv.points, cv.shapes, cv.method) == (6, 2, "leave one shape out")
     assert main(["validate", "--measurements", str(measured), "--calibration", str(out)]) in (0, 1)
     capsys.readouterr()
     assert main([*argv[:-1], str(measured)]) == 2  # -o onto its own input is refused
     assert main(["calibrate", "--measurements", str(measured), "--gpu", "NVIDIA B200"]) == 2
     assert "no set has role 'fit' measured on NVIDIA B200" in capsys.readouterr().err
+
+
+# -- torchao's MX / NVFP4 kernels: operands and casts made by torchao (on the CPU here) ----
+
+
+@pytest.mark.parametrize(("recipe", "block", "scale_dtype", "packed"), [
+    ("mxfp8_cublas", 32, "float8_e8m0fnu", 1),
+    ("nvfp4_no_global_scale", 16, "float8_e4m3fn", 2),
+])  # fmt: skip
+def test_torchao_gemm_operands_are_laid_out_as_its_dispatch_passes_them(
+    recipe, block, scale_dtype, packed
+):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchao")
+    from roofline.measure import torchao_operands
+
+    M, K, N = 256, 512, 384
+    a, b, scale_a, scale_b = torchao_operands((M, K, N), recipe, "cpu")
+    assert a.shape == (M, K // packed) and a.is_contiguous()
+    assert b.shape == (K // packed, N) and b.t().is_contiguous()  # the weight, transposed
+    for scale, rows in ((scale_a, M), (scale_b, N)):
+        assert scale.dtype == getattr(torch, scale_dtype)
+        # to_blocked pads rows to 128 and scale columns to 4
+        assert scale.numel() == -(-rows // 128) * 128 * -(-(K // block) // 4) * 4
+
+
+@pytest.mark.parametrize("recipe", ["mxfp8_cublas", "nvfp4_no_global_scale"])
+def test_torchao_casts_run_and_quantize_the_activation(recipe):
+    pytest.importorskip("torch")
+    pytest.importorskip("torchao")
+    from roofline.measure import torchao_cast
+
+    out = torchao_cast((128, 256, 64), recipe, "cpu")()
+    assert tuple(out.shape) == (128, 256)
+    assert type(out).__name__ == ("MXTensor" if recipe == "mxfp8_cublas" else "NVFP4Tensor")
+
+
+def test_torchao_sets_say_what_was_timed_and_load():
+    env = Environment("cuda", "NVIDIA B200", "torch 2.13.0; torchao 0.18.0", ["x"])
+    kinds = [("lowp_gemm", "mxfp8_cublas"), ("cast", "mxfp8_cublas"),
+             ("lowp_gemm", "nvfp4_no_global_scale"), ("cast", "nvfp4_no_global_scale")]  # fmt: skip
+    text = measurement_text(_results(kinds), env, "NVIDIA B200", prefix="t", command="x",
+                            warmup=1)  # fmt: skip
+    sets = {s.id: s for s in parse_measurements(text, "m.toml").sets}
+    gemm, cast = sets["t-lowp-gemm-mxfp8-cublas"], sets["t-cast-mxfp8-cublas"]
+    assert "torchao-quantized operands" in gemm.title and "e8m0 1 x 32" in gemm.notes
+    assert "MXTensor.to_mx" in cast.title and cast.terms == ("cast.input.1",)
+    assert "NVFP4Tensor.to_nvfp4" in sets["t-cast-nvfp4-no-global-scale"].title
+    assert sets["t-lowp-gemm-nvfp4-no-global-scale"].terms == ("gemm.output.lowp",)
+
+
+def test_default_recipes_add_torchaos_where_it_is_installed(monkeypatch):
+    import importlib.util
+
+    from roofline.cli.measure import _recipes
+    from roofline.specs import load_specs
+
+    specs = load_specs()
+    args = argparse.Namespace(device="cuda", recipes=None)
+    b200 = _recipes(args, "NVIDIA B200", specs)
+    assert b200[:2] == ["tensorwise", "rowwise"]
+    if importlib.util.find_spec("torchao") is not None:
+        assert set(b200[2:]) == {"mxfp8_cublas", "nvfp4_no_global_scale"}
+    assert _recipes(args, "NVIDIA H100 SXM", specs) == ["tensorwise", "rowwise"]  # no MX
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    assert _recipes(args, "NVIDIA B200", specs) == ["tensorwise", "rowwise"]
+    with pytest.raises(RooflineError, match="not native on NVIDIA H100 SXM"):
+        _recipes(argparse.Namespace(device="cuda", recipes="mxfp8_cublas"), "NVIDIA H100 SXM", specs)

@@ -33,16 +33,20 @@ from site_gen.pages.base import SiteInput
 MODEL, GPU = "llama3.1-70b", "Test B200"
 
 
+def calibrations(specs) -> dict:
+    """GPU name -> its calibrated parameters (the bundled calibration file)."""
+    return {g.name: calibration_of(g, specs) for g in specs.values()}
+
+
 def calibration_keys(specs) -> dict[str, str]:
     """GPU name -> digest of its calibrated parameters, as :func:`site_gen.gather.gather`
     passes them."""
-    return {g.name: calibration_digest(calibration_of(g, specs)) for g in specs.values()}
+    return {name: calibration_digest(c) for name, c in calibrations(specs).items()}
 
 
 def _site(specs, models: ModelAtlas) -> SiteInput:
     """A site input carrying only what the Models section reads."""
-    calibrations = {g.name: calibration_of(g, specs) for g in specs.values()}
-    atlas = Atlas(specs, {}, calibrations=calibrations)
+    atlas = Atlas(specs, {}, calibrations=calibrations(specs))
     atlas.models = models
     return SiteInput(atlas, {}, SpecHistory(note="test"), {})
 
@@ -55,7 +59,7 @@ def specs():
 @pytest.fixture(scope="module")
 def section(specs):
     """(files, charts, model atlas) of the Models section on the small spec file."""
-    models = gather_models(specs, calibration_keys(specs))
+    models = gather_models(specs, calibrations(specs), calibration_keys(specs))
     out = models_page.render(_site(specs, models))
     return out.files, out.charts, models
 
@@ -195,8 +199,8 @@ def test_cached_runs_equal_fresh_ones(specs, tmp_path: Path) -> None:
     database = parse_models(_preset(name="tiny-moe", display="Tiny MoE"), "tiny.toml")
     cache = BuildCache(root=tmp_path, enabled=True)
     keys = calibration_keys(specs)
-    first = gather_models(specs, keys, cache, models=database)
-    second = gather_models(specs, keys, cache, models=database)
+    first = gather_models(specs, calibrations(specs), keys, cache, models=database)
+    second = gather_models(specs, calibrations(specs), keys, cache, models=database)
     assert cache.hits["model-runs"] == len(specs) and cache.misses["model-runs"] == len(specs)
     for key, run in first.runs.items():
         assert second.runs[key].calibrated.mix() == run.calibrated.mix()
@@ -246,7 +250,7 @@ def _preset(name: str, display: str, note: str = "plain", url: str = "https://a.
 def test_hostile_preset_text_is_escaped(specs) -> None:
     url = "https://evil.example/a)](javascript:alert(1))"
     database = parse_models(_preset("evil-model", HOSTILE_DISPLAY, HOSTILE_NOTE, url), "x.toml")
-    models = gather_models(specs, calibration_keys(specs), models=database)
+    models = gather_models(specs, calibrations(specs), calibration_keys(specs), models=database)
     site = _site(specs, models)
     out = models_page.render(site)
     pages = {p: t for p, t in out.files.items() if p.endswith(".md")}
@@ -281,7 +285,7 @@ def test_gpu_without_a_native_recipe_gets_a_bf16_page() -> None:
     from site_gen.model_gather import _run
 
     preset = load_models().get("qwen3-30b-a3b")
-    run = _run(preset, a100, bundled, site_ep(preset))
+    run = _run(preset, a100, bundled, site_ep(preset), calibration_of(a100, bundled))
     models = ModelAtlas((preset,), (a100,), {(preset.name, a100.name): run})
     out = models_page.model_gpu(_site(bundled, models), run)
     page = out.files[site_paths.model_gpu_page(preset.name, a100.name)]

@@ -40,6 +40,7 @@ from roofline.validation import ModelKind, validate
 from site_gen import config, exports, pool
 from site_gen.charts import chart_key
 from site_gen.formulas import equation_index, symbolic_formulas
+from site_gen.gather import Atlas
 from site_gen.grouped_formulas import grouped_formulas, nvfp4_training_formulas
 from site_gen.pages import equations, methodology, validation
 from site_gen.validation_charts import validation_chart, x_axis
@@ -62,7 +63,8 @@ EXTENSIONS = ["tables", "toc", "admonition", "attr_list", "md_in_html", "pymdown
 
 def _site(specs):
     """The part of SiteInput the three pages read."""
-    atlas = types.SimpleNamespace(specs=specs, gpus=list(specs.values()))
+    calibrations = {g.name: calibration_of(g, specs) for g in specs.values()}
+    atlas = Atlas(specs, {}, calibrations=calibrations)
     symbolic = {(m.value, r.name): symbolic_formulas(m, r.name)
                 for m in config.MODES for r in RECIPE_LIST if m in r.plans}  # fmt: skip
     return types.SimpleNamespace(atlas=atlas, symbolic=symbolic)

@@ -3,7 +3,10 @@
 The file holds model-wide parameters (``[parameters.<key>]``: the fixed latencies) and
 per-GPU values (``[[gpu]]`` with ``[gpu.values."<key>"]``), each with its ``value``, its
 ``basis`` (``fitted`` on layer-level sets, or ``measured`` from a kernel-level one), the
-measurement ``sets`` it came from and a ``note``. Every problem is collected and raised
+measurement ``sets`` it came from and a ``note``. A ``[[gpu]]`` table may also carry a
+``[gpu.cv]`` table (:class:`GpuCv`): the cross-validated error of that GPU's own fit, which
+``roofline calibrate --gpu NAME -o FILE`` writes for a GPU its owner measured and which
+the site then shows as that GPU's error band. Every problem is collected and raised
 together, each naming the file, the entry, the field and the expected form.
 """
 
@@ -28,6 +31,12 @@ STORED_BASES = ("fitted", "measured")
 GLOBAL_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.unit == "s")
 GPU_VALUE_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.spec_key not in GLOBAL_KEYS)
 _ENTRY_FIELDS = ("value", "basis", "sets", "note")
+_CV_FIELDS = ("mean_error", "points", "shapes", "method", "sets")
+#: Largest ``[gpu.cv]`` count: more points than any measurement file may hold.
+MAX_CV_COUNT = 1_000_000
+MAX_METHOD_LENGTH = 200
+#: Largest ``[gpu.cv] mean_error``: a fit that far off is still recorded as it is.
+MAX_CV_ERROR = 1000
 #: Longest ``note``: it is copied onto the site's pages and into the exported CSV.
 MAX_NOTE_LENGTH = 1000
 #: A measurement set id (the measurement lint's rule): a slug, at most 64 characters.
@@ -47,6 +56,23 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class GpuCv:
+    """The cross-validated error of one GPU's own fit (``[gpu.cv]``).
+
+    ``mean_error`` is the mean absolute relative error of predictions of points the refit
+    did not see (0.08 = +/-8%), over ``points`` points at ``shapes`` distinct shapes of
+    the measurement ``sets``; ``method`` says how the folds were cut (e.g. leave one
+    shape out).
+    """
+
+    mean_error: float
+    points: int
+    shapes: int
+    method: str
+    sets: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class CalibrationData:
     """A loaded calibration file."""
 
@@ -54,6 +80,8 @@ class CalibrationData:
     gpus: Mapping[str, Mapping[str, Entry]]
     origin: str = BUNDLED_CALIBRATION
     fitted_sets: tuple[str, ...] = field(default=())
+    #: GPU name -> the cross-validated error of its own fit, where the file records one.
+    cv: Mapping[str, GpuCv] = field(default_factory=dict)
 
     def gpu_entry(self, gpu: str, key: str) -> Entry | None:
         """The stored value of ``key`` for ``gpu``, if the file has one."""
@@ -124,6 +152,43 @@ class _Linter:
             return ""
         return "" if problems else note
 
+    def cv(self, where: str, raw: Any) -> GpuCv | None:
+        """A ``[gpu.cv]`` table: an error fraction, two counts, a method text, set ids."""
+        if not isinstance(raw, dict):
+            self.error(where, "cv", "a table with " + ", ".join(_CV_FIELDS), raw)
+            return None
+        before = len(self.problems)
+        for name in raw:
+            if name not in _CV_FIELDS:
+                self.error(where, f"cv.{name}", f"one of {', '.join(_CV_FIELDS)}", name)
+        error = raw.get("mean_error")
+        ok = isinstance(error, int | float) and not isinstance(error, bool)
+        if not (ok and 0 <= error <= MAX_CV_ERROR) or is_subnormal(error):
+            expected = f"a fraction in [0, {MAX_CV_ERROR}] (0.08 = 8%)"
+            self.error(where, "cv.mean_error", expected, error)
+        counts = {}
+        for name in ("points", "shapes"):
+            value = raw.get(name)
+            if type(value) is not int or not 1 <= value <= MAX_CV_COUNT:
+                self.error(where, f"cv.{name}", f"a whole number in [1, {MAX_CV_COUNT}]", value)
+            counts[name] = value
+        method = raw.get("method")
+        if not isinstance(method, str) or not method.strip() or len(method) > MAX_METHOD_LENGTH:
+            expected = (
+                "how the folds were cut, e.g. 'leave one shape out' "
+                f"(at most {MAX_METHOD_LENGTH} characters)"
+            )
+            self.error(where, "cv.method", expected, method)
+        else:
+            for problem in text_problems("cv.method", method, plain=True):
+                self.problems.append(
+                    DataProblem(self.origin, where, problem.key, problem.expected, problem.received)
+                )
+        sets = self._sets(where, "cv", raw.get("sets", []))
+        if len(self.problems) > before:
+            return None
+        return GpuCv(float(error), counts["points"], counts["shapes"], method, tuple(sets))
+
     def _value(self, where: str, key: str, value: Any) -> float | None:
         # bounds_of(...).contains is False for an int beyond the float range (a 400-digit
         # value); a subnormal fraction would divide a time to infinity.
@@ -159,20 +224,25 @@ def parse_calibration(
             lint.error("parameters", key, f"one of {', '.join(GLOBAL_KEYS)}", key)
         elif (entry := lint.entry("parameters", key, raw)) is not None:
             globals_[key] = entry
-    gpus = _gpus(lint, doc.get("gpu", []), gpu_names)
-    data = CalibrationData(globals_, gpus, origin)
+    cvs: dict[str, GpuCv] = {}
+    gpus = _gpus(lint, doc.get("gpu", []), gpu_names, cvs)
+    data = CalibrationData(globals_, gpus, origin, cv=cvs)
     if set_ids is not None:
-        for gpu, entry in data.entries():
-            for set_id in entry.sets:  # a malformed id is reported once, above
+        cited = [(gpu, f"{entry.key}.sets", entry.sets) for gpu, entry in data.entries()]
+        cited += [(gpu, "cv.sets", cv.sets) for gpu, cv in cvs.items()]
+        for gpu, key, ids in cited:
+            for set_id in ids:  # a malformed id is reported once, above
                 if SET_ID.fullmatch(set_id) and set_id not in set_ids:
                     where = f"gpu {gpu!r}" if gpu else "parameters"
-                    lint.error(where, f"{entry.key}.sets", "ids of measurement sets", set_id)
+                    lint.error(where, key, "ids of measurement sets", set_id)
     if lint.problems:
         raise DataFileError("calibration file", lint.problems)
     return data
 
 
-def _gpus(lint: _Linter, raw: Any, gpu_names: set[str] | None) -> dict[str, dict[str, Entry]]:
+def _gpus(
+    lint: _Linter, raw: Any, gpu_names: set[str] | None, cvs: dict[str, GpuCv]
+) -> dict[str, dict[str, Entry]]:
     if not isinstance(raw, list):
         lint.error(None, "gpu", "an array of [[gpu]] tables", raw)
         return {}
@@ -187,8 +257,10 @@ def _gpus(lint: _Linter, raw: Any, gpu_names: set[str] | None) -> dict[str, dict
             lint.error(where, "name", "each GPU once", name)
             continue
         for key in table:
-            if key not in ("name", "values"):
-                lint.error(where, key, "name or values", key)
+            if key not in ("name", "values", "cv"):
+                lint.error(where, key, "name, values or cv", key)
+        if "cv" in table and (cv := lint.cv(where, table["cv"])) is not None:
+            cvs[name] = cv
         values: dict[str, Entry] = {}
         raw_values = table.get("values", {})
         if not isinstance(raw_values, dict):  # e.g. values = [1, 2] or "ab"

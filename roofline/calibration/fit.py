@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from roofline.calibration.bounds import fit_bounds
-from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, Entry
+from roofline.calibration.data import GLOBAL_KEYS, GPU_VALUE_KEYS, CalibrationData, Entry
+from roofline.calibration.params import calibration_for
 from roofline.errors import RooflineError
 from roofline.measurements import MeasurementDatabase, MeasurementSet, SetRole
 from roofline.specs import SpecDatabase
@@ -87,7 +88,7 @@ def with_values(
     for (gpu, key), value in zip(parameters, values, strict=True):
         table = globals_ if gpu is None else gpus[gpu]
         table[key] = replace(table[key], value=float(value))
-    return CalibrationData(globals_, gpus, data.origin)
+    return replace(data, globals=globals_, gpus=gpus)
 
 
 def _bounds(parameters: Sequence[ParameterId]) -> tuple[list[float], list[float]]:
@@ -144,17 +145,40 @@ def fit(
     sets = measurements.by_role(SetRole.FIT)
     if gpu is None:
         return fit_on(data, sets, specs)
-    parameters = [p for p in free_parameters(data) if p[0] == gpu]
-    if not parameters:
-        have = sorted({g for g, _ in free_parameters(data) if g is not None})
-        raise RooflineError(
-            f"--gpu: {gpu} has no stored per-GPU parameters in {data.origin} to refit; "
-            f"GPUs with them: {', '.join(have)}"
-        )
     own = [s for s in sets if s.gpu == gpu]
     if not own:
         raise RooflineError(f"--gpu: no fit set of {measurements.origin} was measured on {gpu}")
+    data = with_gpu_parameters(data, gpu, own, specs)
+    parameters = [p for p in free_parameters(data) if p[0] == gpu]
     return fit_on(data, own, specs, parameters)
+
+
+#: The note of a parameter that ``roofline calibrate --gpu`` adds for a GPU.
+ADDED_NOTE = "fitted by roofline calibrate --gpu on this GPU's own measurement sets"
+
+
+def with_gpu_parameters(
+    data: CalibrationData, gpu: str, sets: Sequence[MeasurementSet], specs: SpecDatabase
+) -> CalibrationData:
+    """``data`` with an entry for every per-GPU parameter that predictions of ``sets``
+    (measured on ``gpu``) depend on and ``data`` does not store for ``gpu``: a GPU its
+    owner measured gets parameters of its own, each starting at the value it resolves to
+    without them (its family's or every GPU's, :mod:`roofline.calibration.params`), with
+    basis ``fitted`` and the set ids. Stored entries are kept as they are."""
+    from roofline.validation import set_parameter_keys  # validation imports this package
+
+    stored = dict(data.gpus.get(gpu, {}))
+    used = set().union(*(set_parameter_keys(s) for s in sets)) - stored.keys()
+    if not used:
+        return data
+    start = calibration_for(specs[gpu], specs, data).values
+    keys = {s.id: set_parameter_keys(s) for s in sets}
+    for key in sorted(used, key=GPU_VALUE_KEYS.index):
+        low, high = fit_bounds(key)
+        value = min(max(start[key].value, low), high)
+        ids = tuple(s.id for s in sets if key in keys[s.id])  # the sets that inform it
+        stored[key] = Entry(key, value, "fitted", ids, ADDED_NOTE)
+    return replace(data, gpus={**data.gpus, gpu: stored})
 
 
 def fit_on(

@@ -28,8 +28,14 @@ import statistics
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, Entry, load_calibration
-from roofline.specs import GpuSpec, SpecDatabase
+from roofline.calibration.data import (
+    GLOBAL_KEYS,
+    CalibrationData,
+    Entry,
+    GpuCv,
+    load_calibration,
+)
+from roofline.specs import GpuSpec, SpecDatabase, load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS
 
 
@@ -95,6 +101,9 @@ class CalibratedParameters:
 
     gpu: str
     values: Mapping[str, ParameterValue]
+    #: The cross-validated error of this GPU's own fit, where the calibration file
+    #: records one (:class:`roofline.calibration.data.GpuCv`): its error band.
+    cv: GpuCv | None = None
 
     def numbers(self) -> dict[str, float]:
         """Parameter key -> value, the arguments the compiled calibrated model takes."""
@@ -109,7 +118,7 @@ class CalibratedParameters:
         values = dict(self.values)
         for key, number in overrides.items():
             values[key] = replace(values[key], value=float(number))
-        return CalibratedParameters(self.gpu, values)
+        return CalibratedParameters(self.gpu, values, self.cv)
 
 
 GEMM_FORMATS = ("bf16", "fp8", "fp8_block", "fp4")
@@ -305,7 +314,7 @@ class _Resolver:
         for key in GLOBAL_KEYS:
             getters[key] = functools.partial(self.latency, gpu, key)
         values = {hw.spec_key: getters[hw.spec_key]() for hw in CALIBRATION_SYMBOLS}
-        return CalibratedParameters(gpu.name, values)
+        return CalibratedParameters(gpu.name, values, self.data.cv.get(gpu.name))
 
 
 _LEVEL_ORDER = (Level.GPU, Level.FAMILY, Level.GLOBAL)
@@ -322,6 +331,13 @@ def _low(value: ParameterValue) -> float:
 
 def _high(value: ParameterValue) -> float:
     return value.value if value.high is None else value.high
+
+
+def calibration_gpu_names(specs: SpecDatabase) -> set[str]:
+    """The GPU names a calibration file used with ``specs`` may give: those of ``specs``
+    and of the bundled database (a file derived from the bundled calibration names its
+    GPUs; entries of GPUs ``specs`` lacks are ignored, as the bundled file's are)."""
+    return set(specs) | set(load_specs())
 
 
 # The last few (specs, data) pairs' resolvers: a fit resolves against a new data value on

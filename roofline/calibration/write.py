@@ -2,11 +2,15 @@
 
 ``roofline calibrate --gpu NAME -o FILE`` and ``tools/refit_calibration.py`` both change
 only the ``value =`` line (and, for a refit on other measurements, the ``sets =`` line) of
-each refit entry, so a written file differs from its input in exactly those lines.
+each refit entry, so a written file differs from its input in exactly those lines. A GPU
+refit on its owner's measurements may also gain entries it had none of
+(:func:`add_entry`, at the end of its ``[[gpu]]`` table, appended when missing) and the
+cross-validated error of its fit (:func:`set_cv`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 from roofline.errors import RooflineError
@@ -16,7 +20,7 @@ def _entry_start(text: str, gpu: str | None, key: str) -> int:
     if gpu is None:
         start = re.search(re.escape(f"[parameters.{key}]"), text)
     else:
-        block = re.search(r'\[\[gpu\]\]\nname = "' + re.escape(gpu) + '"', text)
+        block = re.search(r"\[\[gpu\]\]\nname = " + re.escape(toml_string(gpu)), text)
         if block is None:
             raise RooflineError(f"calibration file: no [[gpu]] table for {gpu!r}")
         start = re.compile(re.escape(f'[gpu.values."{key}"]')).search(text, block.end())
@@ -47,3 +51,63 @@ def rewrite_value(
         ids = ", ".join(f'"{s}"' for s in sets)
         text = _replace_line(text, _entry_start(text, gpu, key), "sets", f"sets = [{ids}]")
     return text
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string (JSON's escapes are TOML's)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _gpu_block(text: str, gpu: str) -> tuple[int, int] | None:
+    """(start, end) of the ``[[gpu]]`` table of ``gpu`` with its sub-tables, or None."""
+    block = re.search(r"^\[\[gpu\]\]\nname = " + re.escape(toml_string(gpu)) + "$", text, re.M)
+    if block is None:
+        return None
+    following = re.compile(r"^\[\[gpu\]\]$", re.M).search(text, block.end())
+    return block.start(), following.start() if following else len(text)
+
+
+def _insert_in_block(text: str, gpu: str, tables: str) -> str:
+    """``text`` with ``tables`` (TOML, ending in a blank line) at the end of ``gpu``'s
+    ``[[gpu]]`` table, which is appended first when the file has none."""
+    found = _gpu_block(text, gpu)
+    if found is None:
+        text = text.rstrip("\n") + f"\n\n[[gpu]]\nname = {toml_string(gpu)}\n\n"
+        found = _gpu_block(text, gpu)
+        assert found is not None
+    end = found[1]
+    head, tail = text[:end].rstrip("\n") + "\n\n", text[end:]
+    return head + tables + tail
+
+
+def add_entry(
+    text: str, gpu: str, key: str, value: float, sets: list[str], note: str, basis: str = "fitted"
+) -> str:
+    """``text`` with a new ``[gpu.values."key"]`` entry for ``gpu`` (its ``[[gpu]]`` table
+    appended when the file has none)."""
+    ids = ", ".join(toml_string(s) for s in sets)
+    table = (
+        f'[gpu.values."{key}"]\nvalue = {value:.5g}\nbasis = {toml_string(basis)}\n'
+        f"sets = [{ids}]\nnote = {toml_string(note)}\n\n"
+    )
+    return _insert_in_block(text, gpu, table)
+
+
+def set_cv(
+    text: str, gpu: str, mean_error: float, points: int, shapes: int, method: str,
+    sets: list[str],
+) -> str:  # fmt: skip
+    """``text`` with ``gpu``'s ``[gpu.cv]`` table (the cross-validated error of its own
+    fit) replaced by, or set to, the one given."""
+    found = _gpu_block(text, gpu)
+    if found is not None:  # drop the table the file has
+        start, end = found
+        old = re.compile(r"^\[gpu\.cv\]\n(?:(?!\[)[^\n]*\n)*", re.M).search(text, start, end)
+        if old is not None:
+            text = text[: old.start()] + text[old.end() :]
+    ids = ", ".join(toml_string(s) for s in sets)
+    table = (
+        f"[gpu.cv]\nmean_error = {mean_error:.4g}\npoints = {points}\nshapes = {shapes}\n"
+        f"method = {toml_string(method)}\nsets = [{ids}]\n\n"
+    )
+    return _insert_in_block(text, gpu, table)

@@ -196,6 +196,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="ignore the build cache (a cold build); default: reuse what is unchanged",
     )
+    bd.add_argument(
+        "--calibration",
+        metavar="FILE",
+        help="calibration file to publish instead of the bundled one (e.g. from "
+        "roofline calibrate --gpu NAME -o FILE: that GPU then shows its own fit and band)",
+    )
+    bd.add_argument(
+        "--measurements",
+        metavar="FILE",
+        help="measurement sets to publish on the Validation page beside the bundled ones "
+        "(the sets the --calibration file was fitted on)",
+    )
     add_max_gpus_arg(bd)
     bd.set_defaults(func=cmd_build)
     return parser

@@ -22,14 +22,27 @@ import sympy
 
 from roofline.calibration.data import (
     CalibrationData,
+    GpuCv,
     bundled_set_ids,
     load_calibration,
     parse_calibration,
 )
-from roofline.calibration.fit import FitResult, fit, free_parameters, relative_change
-from roofline.calibration.params import Basis, CalibratedParameters, calibration_for
-from roofline.calibration.write import rewrite_value
+from roofline.calibration.fit import (
+    FitResult,
+    fit,
+    free_parameters,
+    relative_change,
+    with_gpu_parameters,
+)
+from roofline.calibration.params import (
+    Basis,
+    CalibratedParameters,
+    calibration_for,
+    calibration_gpu_names,
+)
+from roofline.calibration.write import add_entry, rewrite_value, set_cv
 from roofline.cli.output import output_path, write_atomically
+from roofline.crossval import own_fit_cv
 from roofline.errors import RooflineError
 from roofline.formulas import RooflineModel
 from roofline.measurements import MeasurementDatabase, SetRole, load_measurements
@@ -83,12 +96,18 @@ def calibration_data(
     args: argparse.Namespace, specs: SpecDatabase, set_ids: set[str] | None = None
 ) -> CalibrationData:
     """The calibration file ``--calibration`` names, or the bundled one. Its GPUs must be
-    in ``specs`` and its ``sets`` ids in ``set_ids`` (None: the bundled measurements')."""
+    in ``specs`` (or the bundled database) and its ``sets`` ids in ``set_ids``; None, for
+    commands that read no measurement file: the bundled sets' ids and the sets its own
+    ``[gpu.cv]`` tables declare (a file ``roofline calibrate --gpu`` wrote cites its
+    owner's measurement sets, which those commands do not read)."""
     path = getattr(args, "calibration", None)
     if path is None:
         return load_calibration()
-    ids = set_ids if set_ids is not None else bundled_set_ids()
-    return load_calibration(path, gpu_names=set(specs), set_ids=ids)
+    names = calibration_gpu_names(specs)
+    if set_ids is None:
+        declared = load_calibration(path, gpu_names=names).cv.values()
+        set_ids = bundled_set_ids().union(*(cv.sets for cv in declared))
+    return load_calibration(path, gpu_names=names, set_ids=set_ids)
 
 
 def gpu_calibration(
@@ -195,16 +214,26 @@ def add_calibrate_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser
     cal.set_defaults(func=cmd_calibrate)
 
 
-def _print_fit(result: FitResult, tolerance: float) -> list[tuple[str, str, float, float, float]]:
-    """The table of stored and refit values, each row "fitted" or "undetermined"; returns
-    the determined parameters that moved by more than ``tolerance``."""
+def _print_fit(
+    result: FitResult, tolerance: float, new: frozenset[tuple[str | None, str]] = frozenset()
+) -> list[tuple[str, str, float, float, float]]:
+    """The table of stored and refit values, each row "fitted" or "undetermined"; a
+    parameter in ``new`` (not in the file: its "stored" value is its fallback) says so.
+    Returns the determined stored parameters that moved by more than ``tolerance``."""
     rows = result.rows()
     determined = result.determined or (True,) * len(rows)
     width = max([len("GPU"), *(len(gpu) for gpu, *_ in rows)])
     key_width = max([len("parameter"), *(len(key) for _, key, *_ in rows)])
     print(f"{'GPU':{width}}  {'parameter':{key_width}}  {'stored':>10}  {'fitted':>10}  change")
     moved = []
-    for (gpu, key, stored, fitted), ok in zip(rows, determined, strict=True):
+    for (gpu, key, stored, fitted), ok, parameter in zip(rows, determined, result.parameters,
+                                                         strict=True):  # fmt: skip
+        if parameter in new:
+            shown = f"{fitted:>10.4g}" if ok else f"{'-':>10}"
+            what = "new: the file had none, the stored column is its fallback"
+            print(f"{gpu:{width}}  {key:{key_width}}  {stored:>10.4g}  {shown}  "
+                  f"{what if ok else 'new, undetermined: left to its fallback'}")  # fmt: skip
+            continue
         if not ok:  # a refit value the data do not determine is no fit: never shown as one
             print(f"{gpu:{width}}  {key:{key_width}}  {stored:>10.4g}  {'-':>10}  undetermined")
             continue
@@ -233,12 +262,18 @@ def _write_calibration(
     args: argparse.Namespace,
     out: Path,
     result: FitResult,
+    data: CalibrationData,
+    fitted: CalibrationData,
     fit_ids: list[str],
     specs: SpecDatabase,
     measurements: MeasurementDatabase,
+    cv: GpuCv | None = None,
 ) -> None:
     """The input calibration file with each determined refit value (and, for a refit on
-    another measurement file, its ``sets``) rewritten; linted, then written atomically."""
+    another measurement file, its ``sets``) rewritten, the determined parameters it did
+    not store for the GPU added (from ``fitted``, ``data`` with them, which names the sets
+    that inform each), and the GPU's own-fit CV error (``cv``) set; linted,
+    then written atomically."""
     source = getattr(args, "calibration", None)
     if source is None:
         text = resources.files("roofline").joinpath("data/calibration.toml").read_text("utf-8")
@@ -246,16 +281,40 @@ def _write_calibration(
         text = Path(source).read_text("utf-8")
     determined = result.determined or (True,) * len(result.parameters)
     sets = fit_ids if getattr(args, "measurements", None) else None
-    written = 0
+    written = added = 0
     for (gpu, key), value, ok in zip(result.parameters, result.fitted, determined, strict=True):
-        if ok:
+        if not ok:
+            continue
+        if gpu is not None and data.gpu_entry(gpu, key) is None:
+            entry = fitted.gpus[gpu][key]
+            text = add_entry(text, gpu, key, value, list(entry.sets), entry.note)
+            added += 1
+        else:
             text = rewrite_value(text, gpu, key, value, sets)
             written += 1
+    if cv is not None and args.gpu:
+        gpu_name = specs.match(args.gpu).gpu.name
+        text = set_cv(text, gpu_name, cv.mean_error, cv.points, cv.shapes, cv.method,
+                      list(cv.sets))  # fmt: skip
     ids = set(measurements.ids()) | bundled_set_ids()
-    parse_calibration(load_toml(text), str(out), set(specs), ids)  # the file loads
+    parse_calibration(load_toml(text), str(out), calibration_gpu_names(specs), ids)  # loads
     write_atomically(out, text)
-    kept = len(result.parameters) - written
-    print(f"wrote {written} refit values to {out} ({kept} undetermined, kept as stored)")
+    kept = len(result.parameters) - written - added
+    print(
+        f"wrote {written} refit values and {added} new parameters to {out} "
+        f"({kept} undetermined, kept as stored or left to their fallbacks)"
+        + (f"; own-fit CV {cv.mean_error:.1%} over {cv.points} points" if cv else "")
+    )
+
+
+def _cv_line(gpu: str, cv: GpuCv | None) -> str:
+    if cv is None:
+        return (f"no cross-validated error for {gpu}: its fit sets hold one distinct shape; "
+                "its pages keep the bundled band")  # fmt: skip
+    return (
+        f"cross-validated error of {gpu}'s own fit ({cv.method}, {cv.shapes} shapes): "
+        f"{cv.mean_error:.1%} mean over {cv.points} points (its pages' band with -o)"
+    )
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -267,12 +326,19 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if not fit_sets:
         on = f" measured on {gpu}" if gpu else ""
         raise RooflineError(f"{measurements.origin}: no set has role 'fit'{on}; nothing to fit on")
-    count = len([p for p in free_parameters(data) if gpu is None or p[0] == gpu])
+    # With --gpu, the parameters its sets use that the file lacks join the fit.
+    fitted = with_gpu_parameters(data, gpu, fit_sets, specs) if gpu is not None else data
+    count = len([p for p in free_parameters(fitted) if gpu is None or p[0] == gpu])
     inputs = [p for p in (args.calibration, args.measurements, args.specs) if p]
     out = output_path(args.output, inputs) if getattr(args, "output", None) else None
     with progress(f"fitting {count} parameters on {len(fit_sets)} sets ..."):
         result = fit(data, measurements, specs, gpu)
-    moved = _print_fit(result, args.tolerance)
+    cv = None
+    if gpu is not None:
+        with progress(f"cross-validating the fit of {gpu}, leaving out one shape at a time ..."):
+            cv = own_fit_cv(data, gpu, fit_sets, specs)
+    new = frozenset((g, e.key) for g, e in fitted.entries() if g and not data.gpu_entry(g, e.key))
+    moved = _print_fit(result, args.tolerance, new)
     determined = count - len(result.undetermined())
     print(
         f"\n{determined} of {count} parameters determined by the {len(fit_sets)} fit sets of "
@@ -282,8 +348,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         names = ", ".join(f"{gpu or 'all GPUs'}: {key}" for gpu, key in result.undetermined())
         print(f"undetermined (the data cannot fix them; stored values kept): {names}")
     print(f"mean |log(predicted / measured)| on them: {result.mean_log_error:.4f}")
+    if gpu is not None:
+        print(_cv_line(gpu, cv))
     if out is not None:
-        _write_calibration(args, out, result, [s.id for s in fit_sets], specs, measurements)
+        _write_calibration(args, out, result, data, fitted, [s.id for s in fit_sets], specs,
+                           measurements, cv)  # fmt: skip
     if not args.check:
         return 0
     for gpu, key, stored, fitted, change in moved:

@@ -1,8 +1,10 @@
 """``roofline measure``: time this machine's GEMMs and casts and write a measurement file.
 
 On a CUDA GPU (the ``torch`` extra) it times, per shape, the bf16 GEMM and, for each
-recipe ``torch._scaled_mm`` runs natively on the GPU (``tensorwise``, ``rowwise``), the
-fp8 GEMM and the activation cast (:mod:`roofline.measure`), and writes one ``time_us``
+recipe ``torch._scaled_mm`` runs natively on the GPU (``tensorwise``, ``rowwise``; with
+torchao installed also ``mxfp8_cublas`` and ``nvfp4_no_global_scale``, quantized by
+torchao), the low-precision GEMM and the activation cast (:mod:`roofline.measure`), and
+writes one ``time_us``
 set per kernel kind and recipe that ``roofline validate --measurements FILE`` scores and
 ``roofline calibrate --measurements FILE`` fits on. Without CUDA it says so in one line
 and exits 2; ``--device cpu`` times the bf16 GEMMs on the CPU (the plumbing, for tests),
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import importlib.util
 import shlex
 import sys
 from pathlib import Path
@@ -24,6 +27,7 @@ from roofline.evaluate import resolve_specs
 from roofline.measure import (
     DEFAULT_URL,
     SCALED_MM_RECIPES,
+    TORCHAO_RECIPES,
     CpuTimer,
     CudaTimer,
     Job,
@@ -49,7 +53,8 @@ def add_measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "measure",
         help="time bf16 and fp8 GEMMs and casts on this GPU; write a measurement file",
         description="Time the bf16 GEMM and each natively supported torch._scaled_mm "
-        "recipe's GEMM and activation cast at the given shapes (CUDA events, L2 flushed "
+        "recipe's GEMM and activation cast (with torchao installed, also its MXFP8 and NVFP4 "
+        "ones) at the given shapes (CUDA events, L2 flushed "
         "before each run, warm-up, median of --repeats runs with the spread) and write a "
         "measurement file for roofline validate and roofline calibrate. Needs torch; "
         "exit 2 without CUDA unless --device cpu (bf16 only, labelled CPU).",
@@ -63,7 +68,11 @@ def add_measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     ms.add_argument("--tokens", metavar="M", default="8192", help="M for --hf-config (8192)")
     ms.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     ms.add_argument("--gpu", help="the spec entry the sets are for (default: the CUDA device)")
-    ms.add_argument("--recipes", metavar="A,B", help="of tensorwise, rowwise (default: native)")
+    ms.add_argument(
+        "--recipes", metavar="A,B",
+        help="of tensorwise, rowwise, mxfp8_cublas, nvfp4_no_global_scale (the last two with "
+        "torchao; default: those native on the GPU)",
+    )  # fmt: skip
     ms.add_argument("--warmup", type=_count, default=5, metavar="N", help="untimed calls (5)")
     ms.add_argument("--repeats", type=_count, default=20, metavar="N", help="timed runs (20)")
     ms.add_argument("--role", choices=_ROLES, default="fit", help="the sets' role (fit)")
@@ -125,18 +134,20 @@ def _recipes(args: argparse.Namespace, gpu: str, specs: SpecDatabase) -> list[st
             raise RooflineError("--recipes: --device cpu times the bf16 GEMMs only")
         return []
     spec = specs[gpu]
+    timeable = SCALED_MM_RECIPES + TORCHAO_RECIPES
     native = [
         r
-        for r in SCALED_MM_RECIPES
+        for r in timeable
         if classify(spec, get_recipe(r, Mode.INFERENCE)).support is Support.NATIVE
     ]
-    if args.recipes is None:
-        return native
+    if args.recipes is None:  # torchao's recipes only where torchao is installed
+        have_torchao = importlib.util.find_spec("torchao") is not None
+        return [r for r in native if r in SCALED_MM_RECIPES or have_torchao]
     names = [n.strip() for n in args.recipes.split(",") if n.strip()]
     asked = [get_recipe(n, Mode.INFERENCE).name for n in names]
-    timed = ", ".join(SCALED_MM_RECIPES)
     for name in asked:
-        if name not in SCALED_MM_RECIPES:
+        if name not in timeable:
+            timed = ", ".join(timeable)
             raise RooflineError(f"--recipes: {name} cannot be timed; measure times {timed}")
         if name not in native:
             raise RooflineError(f"--recipes: {name} is not native on {gpu}: its GEMM cannot run")

@@ -22,5 +22,5 @@ def render(site: SiteInput) -> PageOutput:
                evaluations=evaluations, data_dir=rel(exports.DATA_DIR, PAGE),
                sets=table_sets())  # fmt: skip
     out.files.update(files)
-    out.files.update(calculator.scripts(site.atlas.specs))
+    out.files.update(calculator.scripts(site.atlas.specs, calibrations=site.atlas.calibrations))
     return out

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roofline import notes
-from roofline.calibration.data import load_calibration
+from roofline.calibration.data import CalibrationData
 from roofline.calibration.params import Basis
-from roofline.evaluate import calibration_of
-from roofline.measurements import MeasurementSet, load_measurements
+from roofline.measurements import MeasurementSet
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.site_paths import grouped_result_page
 from roofline.symbols import CALIBRATION_SYMBOLS, RHO_2D2D, RHO_2D3D, RHO_BF16
@@ -59,12 +58,12 @@ def _set_links(ids: tuple[str, ...] | list[str]) -> safe.Md:
     return safe.concat(*parts)
 
 
-def stored_table() -> Table:
-    """Every value the calibration file stores, with its basis and the fit sets behind it."""
+def stored_table(calibration: CalibrationData) -> Table:
+    """Every value ``calibration`` stores, with its basis and the fit sets behind it."""
     symbols = {hw.spec_key: hw for hw in CALIBRATION_SYMBOLS}
     table = Table(("GPU", "parameter", "value", "basis", "from the sets"),
                   name="calibration-stored")  # fmt: skip
-    for gpu, entry in load_calibration().entries():
+    for gpu, entry in calibration.entries():
         hw = symbols[entry.key]
         table.rows.append((gpu or "all GPUs", safe.math(hw.latex),
                            vr.parameter_text(entry.value, hw.unit), entry.basis,
@@ -91,7 +90,7 @@ class Calibrated:
 def calibration(site: SiteInput) -> Calibrated:
     """What the Calibrated model section says from data: sets per role, stored values,
     which GPUs have measured matmul throughput and how many rely on fallbacks."""
-    measurements = load_measurements()  # bundled: the GPUs it names are the bundled ones
+    measurements = site.atlas.inputs.published()
     roles = [
         RoleSets(role.value, vr.ROLE_TEXT[role], sum(len(s.points) for s in sets),
                  [safe.link(s.id, f"{VALIDATION}#{s.id}") for s in sets])
@@ -103,9 +102,10 @@ def calibration(site: SiteInput) -> Calibrated:
                     f" ({', '.join(g.measured_matmul_tflops)})")
         for g in site.atlas.gpus if g.measured_matmul_tflops
     ]  # fmt: skip
-    assumed = [g for g in site.atlas.gpus if calibration_of(g, site.atlas.specs).assumed()]
+    assumed = [g for g in site.atlas.gpus if site.atlas.calibration(g.name).assumed()]
     return Calibrated(
-        notes=notes.CALIBRATED, roles=roles, stored=stored_table(), mamf=mamf,
+        notes=notes.CALIBRATED, roles=roles, mamf=mamf,
+        stored=stored_table(site.atlas.inputs.calibration),
         sets=len(measurements), points=sum(len(s.points) for s in measurements.sets),
         assumed=len(assumed), gpus=len(site.atlas.gpus), validation=VALIDATION,
         equations=rel("equations.md", PAGE),
@@ -151,10 +151,10 @@ class Nvfp4Training:
 
 def grouped_section(site: SiteInput) -> Grouped:
     """What the Grouped GEMMs section says from data."""
-    measurements = load_measurements()
+    measurements = site.atlas.inputs.published()
     measured, assumed, first, beta = [], "", None, []
     for gpu in site.atlas.gpus:
-        values = calibration_of(gpu, site.atlas.specs).values
+        values = site.atlas.calibration(gpu.name).values
         rho = (values[RHO_2D3D.spec_key], values[RHO_2D2D.spec_key])
         if values[RHO_BF16.spec_key].basis is not Basis.ASSUMED:
             text = f"{values[RHO_BF16.spec_key].value:.3g}, {values[RHO_BF16.spec_key].basis}"
@@ -177,7 +177,7 @@ def grouped_section(site: SiteInput) -> Grouped:
 
 def nvfp4_section(site: SiteInput) -> Nvfp4Training:
     """What the NVFP4 training section says from data."""
-    sets = [s for s in load_measurements().sets
+    sets = [s for s in site.atlas.inputs.published().sets
             if s.recipe == NVFP4 and s.mode is Mode.TRAINING]  # fmt: skip
     gpu = next((g for g in site.atlas.gpus if any(s.gpu == g.name for s in sets)),
                site.atlas.gpus[0])  # fmt: skip

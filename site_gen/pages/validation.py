@@ -13,14 +13,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from roofline import units
-from roofline.calibration.data import load_calibration
+from roofline.calibration.data import CalibrationData
 from roofline.crossval import SIZE_BUCKETS, support
 from roofline.error_bands import ErrorBands, load_error_bands
-from roofline.evaluate import calibration_of
 from roofline.measurements import (
     MeasurementDatabase,
     MeasurementError,
@@ -203,8 +203,7 @@ def _reading(report: ValidationReport) -> dict[str, Any]:
 
 def _parameters(site: SiteInput) -> dict[str, Table]:
     """The calibration parameters of every GPU of the site's spec database."""
-    specs = site.atlas.specs
-    gpus = [(g, calibration_of(g, specs)) for g in site.atlas.gpus]
+    gpus = [(g, site.atlas.calibration(g.name)) for g in site.atlas.gpus]
     return {
         "model_wide": vr.model_wide_table(gpus[0][1]),
         "gemm": vr.compact_table(gpus, vr.GEMM_SYMBOLS, "gemm-efficiency", PAGE),
@@ -214,12 +213,12 @@ def _parameters(site: SiteInput) -> dict[str, Table]:
     }
 
 
-def _weak_table(measurements: MeasurementDatabase) -> Table:
+def _weak_table(calibration: CalibrationData, measurements: MeasurementDatabase) -> Table:
     """The stored parameters too few points or shapes pin (:func:`roofline.crossval.support`)."""
     header = ("GPU", "parameter", "points", "distinct shapes")
     rows = [
         (s.gpu or "all GPUs", safe.code(s.key), str(s.points), str(s.shapes))
-        for s in support(load_calibration(), measurements)
+        for s in support(calibration, measurements)
         if s.weak
     ]
     return Table(header, rows, ("---", "---", "--:", "--:"), name="weakly-determined")
@@ -257,6 +256,26 @@ def _cv_tables(bands: ErrorBands) -> dict[str, Table]:
     }  # fmt: skip
 
 
+def _own_cv_table(calibration: CalibrationData) -> Table:
+    """The cross-validated error of each GPU its owner measured and refit, as the
+    calibration file records it (``[gpu.cv]``): the band that GPU's pages show."""
+    rows = [
+        (gpu, vr.percent(cv.mean_error), str(cv.points), str(cv.shapes), cv.method,
+         safe.concat(*_links(cv.sets)))
+        for gpu, cv in calibration.cv.items()
+    ]  # fmt: skip
+    header = ("GPU", "CV mean error", "points", "distinct shapes", "folds", "sets")
+    return Table(header, rows, ("---", "--:", "--:", "--:", "---", "---"), name="cv-own-fit")
+
+
+def _links(ids: tuple[str, ...]) -> list[object]:
+    parts: list[object] = []
+    for i, set_id in enumerate(ids):
+        parts += [", "] if i else []
+        parts.append(safe.link(set_id, f"#{set_id}"))
+    return parts
+
+
 def _by_size(values: Mapping[str, float]) -> dict[str, float]:
     """A per-size-bucket table in bucket order, smallest first (the file sorts by name)."""
     return {name: values[name] for name, _ in SIZE_BUCKETS if name in values}
@@ -276,6 +295,9 @@ def _size_chart(bands: ErrorBands) -> PlotJob | None:
 
 def render(site: SiteInput) -> PageOutput:
     """The Validation page, its tables' exports and one chart per set."""
+    inputs = site.atlas.inputs
+    if inputs.measurements is not None and inputs.measurement_specs is not None:
+        return render_with(site, inputs.measurements, inputs.measurement_specs)
     measurements, specs = measurements_for(site.atlas.specs)
     return render_with(site, measurements, specs)
 
@@ -284,7 +306,8 @@ def render_with(site: SiteInput, measurements: MeasurementDatabase, specs: SpecD
                 ) -> PageOutput:  # fmt: skip
     """The page for ``measurements`` predicted with ``specs`` (the site's, or the bundled
     database when the site's lacks the measured GPUs)."""
-    report = validate(measurements, specs)
+    calibration = site.atlas.inputs.calibration
+    report = validate(measurements, specs, calibration)
     views = {r.set.id: _set_view(r, site.atlas.specs) for r in report.sets}
     groups = [
         (role, HEADINGS[role], [views[r.set.id] for r in vr.of_role(report, role)])
@@ -292,11 +315,12 @@ def render_with(site: SiteInput, measurements: MeasurementDatabase, specs: SpecD
     ]
     summary = {"overall": vr.overall_table(report), "regions": vr.region_table(report),
                "sets": vr.sets_table(report.sets)}  # fmt: skip
-    parameters = {**_parameters(site), "weak": _weak_table(measurements)}
+    parameters = {**_parameters(site), "weak": _weak_table(calibration, measurements)}
     bands = load_error_bands()
     cv = _cv_tables(bands)
-    tables = [*cv.values(), *summary.values(), *(v.table for v in views.values()),
-              *parameters.values()]  # fmt: skip
+    own_cv = _own_cv_table(calibration)
+    tables = [*cv.values(), *([own_cv] if own_cv.rows else []), *summary.values(),
+              *(v.table for v in views.values()), *parameters.values()]  # fmt: skip
     worst = max(bands.sources.items(), key=lambda kv: kv[1], default=None)
     headline = {
         "cv": vr.percent(bands.overall),
@@ -309,7 +333,8 @@ def render_with(site: SiteInput, measurements: MeasurementDatabase, specs: SpecD
     }
     out = page(
         PAGE, "validation.md.j2", tables, cv=cv, headline=headline, summary=summary,
-        groups=groups,
+        groups=groups, own_cv=own_cv if own_cv.rows else None,
+        calibration_origin=Path(calibration.origin).name,
         reading=_reading(report), parameters=parameters,
         fallback=specs is not site.atlas.specs, site_origin=site.atlas.specs.origin,
         used_origin=specs.origin, methodology=rel(f"{GEN}/methodology.md", PAGE),

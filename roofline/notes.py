@@ -244,7 +244,10 @@ CALIBRATED: tuple[Note, ...] = (
         "database's achievable GEMM fraction; the fp8, block-scaled fp8 and fp4 "
         "efficiencies are the GPU's efficiency of the parent format (bf16, fp8, fp8) times "
         "the mean ratio over the GPUs where both are known; a cast kind's fraction is the "
-        "mean over the GPUs that measured it. The range is the span of those GPUs' values.",
+        "mean over the GPUs that measured it, and a kind no GPU measured takes its nearest "
+        "measured kind's (the stochastic-rounding RHT cast the round-to-nearest one's, "
+        "latency included; any other kind a row kernel's). The range is the span of those "
+        "GPUs' values.",
         "roofline/calibration/params.py",
     ),
     Note(

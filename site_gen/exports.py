@@ -14,7 +14,8 @@
   Data page (``docs/data.md``).
 
 JSON is written with stable key order and floats as Python's ``repr`` (full precision,
-round-trips exactly). Everything here is pure: it returns ``path -> text``.
+round-trips exactly); table exports and evaluations without indentation. Everything here
+is pure: it returns ``path -> text``.
 """
 
 from __future__ import annotations
@@ -45,10 +46,14 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"cannot write {type(value).__name__} as JSON")
 
 
-def dumps(value: Any) -> str:
-    """JSON with stable key order (insertion order, which callers fix) and repr floats."""
+def dumps(value: Any, compact: bool = False) -> str:
+    """JSON with stable key order (insertion order, which callers fix) and repr floats;
+    ``compact``: without indentation or spaces (the table exports and evaluations, a few
+    thousand files of numbers that no one reads by eye: a quarter of their bytes were
+    indentation)."""
+    layout: dict[str, Any] = {"separators": (",", ":")} if compact else {"indent": 1}
     text = json.dumps(
-        value, indent=1, ensure_ascii=False, allow_nan=False, default=_json_default
+        value, ensure_ascii=False, allow_nan=False, default=_json_default, **layout
     )
     return text + "\n"
 
@@ -71,7 +76,8 @@ def table_csv(table: Table) -> str:
 
 def table_json(table: Table) -> str:
     """``{"columns": [...], "data": [[...], ...]}``: ``pandas.read_json(orient="split")``."""
-    return dumps({"columns": [safe.plain(h) for h in table.header], "data": table_rows(table)})
+    record = {"columns": [safe.plain(h) for h in table.header], "data": table_rows(table)}
+    return dumps(record, compact=True)
 
 
 def export_dir(page: str) -> str:
@@ -160,7 +166,7 @@ def _evaluation_files(result: RecipeResult, fusion: bool, stem: str) -> dict[str
     for row in rows:
         writer.writerow({k: repr(v) if isinstance(v, float) else safe.csv_cell(v)
                          for k, v in row.items()})  # fmt: skip
-    return {f"{stem}.json": dumps(record), f"{stem}.csv": out.getvalue()}
+    return {f"{stem}.json": dumps(record, compact=True), f"{stem}.csv": out.getvalue()}
 
 
 def data_files(atlas: Atlas) -> dict[str, str]:

@@ -7,6 +7,7 @@ stacked terms); one rcParams set for every chart; deterministic SVG (no date, fi
 from __future__ import annotations
 
 import io
+import re
 
 import matplotlib
 
@@ -58,12 +59,38 @@ plt.rcParams.update(RC)
 
 
 def to_svg(fig: plt.Figure, close: bool = True) -> str:
-    """Serialize ``fig`` (closing it unless reused); no date, fixed ids: byte-stable output."""
+    """Serialize ``fig`` (closing it unless reused); no date, fixed ids: byte-stable output,
+    made smaller by :func:`compact_svg`."""
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     if close:
         plt.close(fig)
-    return buffer.getvalue()
+    return compact_svg(buffer.getvalue())
+
+
+#: Geometry attributes whose numbers :func:`compact_svg` rounds (never text content:
+#: tick labels and legends are ``<text>`` elements and keep every digit).
+_GEOMETRY = re.compile(
+    r'(\s(?:d|points|x|y|x1|x2|y1|y2|cx|cy|r|width|height|transform|viewBox)=")([^"]*)"'
+)
+_DECIMALS = re.compile(r"(-?\d+\.\d\d)\d+")
+_METADATA = re.compile(r"\s*<metadata>.*?</metadata>", re.S)
+
+
+def _geometry(value: str) -> str:
+    # matplotlib ends each path command with " \n": one space separates them as well.
+    return _DECIMALS.sub(r"\1", value).replace(" \n", " ")
+
+
+def compact_svg(svg: str) -> str:
+    """``svg`` with geometry rounded to 0.01 pt (a hundredth of a point is far below a
+    pixel at any zoom a reader uses), matplotlib's RDF metadata block (format and type
+    only: no author, no date), the line breaks inside paths and the indentation dropped.
+    Text, ids and styles are kept
+    as they are."""
+    svg = _METADATA.sub("", svg, count=1)
+    svg = _GEOMETRY.sub(lambda m: m.group(1) + _geometry(m.group(2)) + '"', svg)
+    return re.sub(r"\n[ \t]+", "\n", svg)
 
 
 def human_size(value: float) -> str:

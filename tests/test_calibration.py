@@ -392,3 +392,27 @@ def test_a_database_without_any_calibrated_gpu_still_resolves(tmp_path):
         params = calibration_for(gpu, own)
         assert params.values["cast_efficiency.row"].value == gpu.pct_achievable_mem_bw
         assert "cast_efficiency.column" in params.assumed()
+
+
+def test_a_cast_kind_no_gpu_measured_takes_its_nearest_measured_kind():
+    """Without any SR data, the stochastic-rounding RHT cast is timed as the
+    round-to-nearest RHT cast (efficiency and latency); a kind without a parent, as a
+    row kernel."""
+    import dataclasses
+
+    from roofline.calibration.data import load_calibration
+    from roofline.calibration.params import Basis, calibration_for
+    from roofline.specs import load_specs
+
+    specs, data = load_specs(), load_calibration()
+    sr, sr_latency = "cast_efficiency.hadamard_cast_sr", "hadamard_cast_sr_fixed_latency_s"
+    gpus = {g: {k: e for k, e in v.items() if k not in (sr, "cast_efficiency.fp4_tile")}
+            for g, v in data.gpus.items()}  # fmt: skip
+    globals_ = {k: e for k, e in data.globals.items() if k != sr_latency}
+    without = dataclasses.replace(data, gpus=gpus, globals=globals_)
+    values = calibration_for(specs["NVIDIA GB200"], specs, without).values
+    assert values[sr].value == values["cast_efficiency.hadamard_cast"].value
+    assert values[sr].basis is Basis.ASSUMED and "eta_hadamard_cast" in values[sr].source
+    assert values[sr_latency].value == values["hadamard_cast_fixed_latency_s"].value
+    assert values[sr_latency].basis is Basis.ASSUMED
+    assert values["cast_efficiency.fp4_tile"].value == values["cast_efficiency.row"].value

@@ -131,6 +131,13 @@ GROUPED_LAYOUTS = ("2d3d", "2d2d", "bf16")
 _PEAK_KEY = {"bf16": "bf16_peak_tops", "fp8": "fp8_peak_tops"}
 # Which resolved value an assumed one scales from, for formats with no data on a GPU.
 _GEMM_PARENT = {"fp8": "bf16", "fp8_block": "fp8", "fp4": "fp8"}
+#: A cast kernel kind no GPU has data for is timed like its nearest measured kind (its
+#: parent here, else a row kernel): the stochastic-rounding RHT cast is the
+#: round-to-nearest RHT cast that also draws a random number per element.
+_CAST_PARENT = {"hadamard_cast_sr": "hadamard_cast"}
+#: Likewise a fixed latency without a stored value takes its parent kernel's (else the
+#: spec database's launch floor).
+_LATENCY_PARENT = {"hadamard_cast_sr_fixed_latency_s": "hadamard_cast_fixed_latency_s"}
 
 
 def mamf_efficiency(gpu: GpuSpec, fmt: str) -> ParameterValue | None:
@@ -268,9 +275,10 @@ class _Resolver:
         if entry is not None:
             return _stored(entry)
         known = self._known(key)
-        if not known and kind != "row":  # no GPU measured this kind: time it like a row kernel
-            row = self.cast(gpu, "row")
-            return replace(row, basis=Basis.ASSUMED, source="assumed equal to eta_row")
+        if not known and kind != "row":  # no GPU measured this kind: like its nearest kind
+            parent = _CAST_PARENT.get(kind, "row")
+            value = self.cast(gpu, parent)
+            return replace(value, basis=Basis.ASSUMED, source=f"assumed equal to eta_{parent}")
         mem = gpu.pct_achievable_mem_bw
         return self._mean_or(gpu, known, mem, "spec database pct_achievable_mem_bw")
 
@@ -297,6 +305,10 @@ class _Resolver:
         entry = self.data.globals.get(key)
         if entry is not None:
             return replace(_stored(entry), level=Level.GLOBAL)
+        parent = _LATENCY_PARENT.get(key)
+        if parent is not None and parent in self.data.globals:
+            value = self.latency(gpu, parent)
+            return replace(value, basis=Basis.ASSUMED, source=f"assumed equal to {parent}")
         source = "assumed: the spec database's kernel launch floor (no stored value)"
         return ParameterValue(
             gpu.kernel_launch_overhead_s, Basis.ASSUMED, source, level=Level.GLOBAL

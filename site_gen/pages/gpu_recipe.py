@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofline.site_paths import grouped_result_page
+from roofline.site_paths import EQUATIONS_PAGE, grouped_result_page
 from site_gen import calculator, charts, config, exports, rows, spec_rows
 from site_gen.charts import breakdown_labels
 from site_gen.context import GEN, gpu_dir, gpu_page, recipe_page, recipe_result_page, rel
@@ -64,9 +64,16 @@ def render(site: SiteInput, result: RecipeResult) -> PageOutput:
         "kernels": spec_rows.kernels_table(recipe, mode, "kernels"),
     }
     data = exports.evaluation_path(gpu, mode.value, recipe.name, False) + ".json"
+    symbolic = site.symbolic[(mode.value, recipe.name)]
+    # The totals in symbols are the same on every GPU: each GPU page links to them once,
+    # on the Equations page (their Cite permalinks point there too), instead of carrying
+    # 20 KB of the same formulas 22 times.
+    equations = rel(EQUATIONS_PAGE, path)
+    symbolic_links = [(f.caption.rsplit(";", 1)[0], f"{equations}#{f.anchor}")
+                      for f in symbolic[1:]]  # fmt: skip
     out = page(
         path, TEMPLATE, list(tables.values()), computable=True,
-        symbolic=site.symbolic[(mode.value, recipe.name)],
+        symbolic=symbolic, symbolic_links=symbolic_links,
         instantiated=site.instantiated[gpu.name][(mode.value, recipe.name)],
         headline=tables["headline"], tables=tables, ranged=len(tables["headline"].rows) > 2,
         calculator=calculator.widget(path, gpu.name, mode.value, recipe.name),

@@ -404,7 +404,11 @@ def _index_site(specs: SpecDatabase) -> types.SimpleNamespace:
 
     symbolic = {(m.value, r.name): symbolic_formulas(m, r.name)
                 for m in config.MODES for r in RECIPE_LIST if m in r.plans}  # fmt: skip
-    atlas = types.SimpleNamespace(specs=specs, gpus=list(specs.values()))
+    from roofline.evaluate import calibration_of
+    from site_gen.gather import Atlas
+
+    calibrations = {g.name: calibration_of(g, specs) for g in specs.values()}
+    atlas = Atlas(specs, {}, calibrations=calibrations)
     return types.SimpleNamespace(atlas=atlas, symbolic=symbolic)
 
 

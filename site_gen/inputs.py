@@ -67,8 +67,9 @@ def load_inputs(
     measurements_path: str | Path | None = None,
 ) -> ModelInputs:
     """Load ``--calibration`` and ``--measurements`` (None: the bundled files) for a site of
-    ``specs``: every GPU they name must be in ``specs``, set ids must not repeat the bundled
-    ones, and every set the calibration file cites must be a bundled set or one of the
+    ``specs``: the measurement file's GPUs must be in ``specs`` (the calibration file's in
+    ``specs`` or the bundled database), its set ids must not repeat the bundled ones, and
+    every set the calibration file cites must be a bundled set or one of the
     measurement file's; each problem names its file, entry and field."""
     if measurements_path is None:
         measurements, measurement_specs, ids = None, None, bundled_set_ids()

@@ -39,10 +39,16 @@ SCALED_MM_RECIPES = ("tensorwise", "rowwise")
 #: Recipes timed with torchao's MX / NVFP4 code where torchao is installed: torchao's
 #: quantize functions make the operands and its ``to_blocked`` swizzles their scales
 #: before timing; the timed GEMM is the ``torch._scaled_mm`` call torchao's MXTensor /
-#: NVFP4Tensor dispatch makes, and the timed cast torchao's activation quantization
-#: (``MXTensor.to_mx``: MXFP8, 1 x 32 blocks, floor scales; ``NVFP4Tensor.to_nvfp4``:
-#: 1 x 16 blocks, no per-tensor scale, hence ``nvfp4_no_global_scale``).
-TORCHAO_RECIPES = ("mxfp8_cublas", "nvfp4_no_global_scale")
+#: NVFP4Tensor dispatch makes (for NVFP4 with per-tensor scales, with the output rescale
+#: by their product that follows it, as the model's GEMM term has it), and the timed cast
+#: torchao's activation quantization: ``MXTensor.to_mx`` (1 x 32 blocks, floor or rceil
+#: scales) or ``NVFP4Tensor.to_nvfp4`` (1 x 16 blocks; ``nvfp4``: after the activation's
+#: amax and per-tensor scale, ``nvfp4_static``: with a given per-tensor scale,
+#: ``nvfp4_no_global_scale``: without one).
+TORCHAO_RECIPES = ("mxfp8_cublas", "mxfp8_cublas_rceil", "nvfp4", "nvfp4_static",
+                   "nvfp4_no_global_scale")  # fmt: skip
+_MXFP8 = ("mxfp8_cublas", "mxfp8_cublas_rceil")
+_GLOBAL_SCALE = ("nvfp4", "nvfp4_static")
 #: Bytes written between timed runs on CUDA: more than any GPU's L2 cache (B200: 126 MiB).
 L2_FLUSH_BYTES = 512 * 1024 * 1024
 E4M3_MAX = 448.0
@@ -225,56 +231,87 @@ def _fp8_operands(shape: tuple[int, int, int], recipe: str) -> tuple[Any, ...]:
 
 def _lowp_gemm(shape: tuple[int, int, int], recipe: str) -> Callable[[], Any]:
     torch = _torch()
+    rescale = None
     if recipe in TORCHAO_RECIPES:
-        a, b, scale_a, scale_b = torchao_operands(shape, recipe, "cuda")
+        a, b, scale_a, scale_b, rescale = torchao_operands(shape, recipe, "cuda")
     else:
         a, b, scale_a, scale_b = _fp8_operands(shape, recipe)
+    if rescale is not None:  # torchao multiplies the output by the per-tensor scales
+        return lambda: torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16) * rescale
     return lambda: torch._scaled_mm(a, b, scale_a, scale_b, out_dtype=torch.bfloat16)
 
 
 def _torchao() -> Any:
     try:
-        from torchao.prototype.mx_formats import mx_tensor, nvfp4_tensor, utils
+        from torchao.prototype.mx_formats import config, mx_tensor, nvfp4_tensor, utils
     except ImportError:
         raise MeasureError(
-            "timing mxfp8_cublas or nvfp4_no_global_scale needs torchao (pip install torchao)"
+            f"timing {', '.join(TORCHAO_RECIPES)} needs torchao (pip install torchao)"
         ) from None
-    return mx_tensor, nvfp4_tensor, utils
+    return config, mx_tensor, nvfp4_tensor, utils
+
+
+def _mx_scaling(config: Any, recipe: str) -> Any:
+    mode = config.ScaleCalculationMode
+    return mode.RCEIL if recipe == "mxfp8_cublas_rceil" else mode.FLOOR
+
+
+def _per_tensor_scale(nvfp4_tensor: Any, x: Any) -> Any:
+    """torchao's per-tensor NVFP4 scale of ``x`` (from its amax)."""
+    torch = _torch()
+    return nvfp4_tensor.per_tensor_amax_to_scale(torch.max(torch.abs(x)))
 
 
 def torchao_operands(shape: tuple[int, int, int], recipe: str, device: str) -> tuple[Any, ...]:
     """The ``torch._scaled_mm`` arguments of a torchao MX / NVFP4 GEMM of ``shape``: A
     (M x K) and the weight (N x K, passed transposed, as torchao's dispatch passes it),
     quantized by torchao, and their scales swizzled by torchao's ``to_blocked`` and
-    viewed as the dtype the kernel takes (e8m0 for MXFP8, e4m3 for NVFP4)."""
+    viewed as the dtype the kernel takes (e8m0 for MXFP8, e4m3 for NVFP4); last, the
+    product of the two per-tensor scales the output is multiplied by (NVFP4 with
+    per-tensor scales), else None."""
     torch = _torch()
-    mx_tensor, nvfp4_tensor, utils = _torchao()
+    config, mx_tensor, nvfp4_tensor, utils = _torchao()
     M, K, N = shape
     x = torch.randn(M, K, device=device, dtype=torch.bfloat16)
     w = torch.randn(N, K, device=device, dtype=torch.bfloat16)
-    if recipe == "mxfp8_cublas":
+    rescale = None
+    if recipe in _MXFP8:
         block, scale_dtype = 32, torch.float8_e8m0fnu
-        (sa, qa), (sb, qb) = (mx_tensor.to_mx(t, torch.float8_e4m3fn, block) for t in (x, w))
+        mode = _mx_scaling(config, recipe)
+        (sa, qa), (sb, qb) = (mx_tensor.to_mx(t, torch.float8_e4m3fn, block, mode)
+                              for t in (x, w))  # fmt: skip
     else:
         block, scale_dtype = 16, torch.float8_e4m3fn
-        a_nv, b_nv = (nvfp4_tensor.NVFP4Tensor.to_nvfp4(t) for t in (x, w))
+        scales = [_per_tensor_scale(nvfp4_tensor, t) if recipe in _GLOBAL_SCALE else None
+                  for t in (x, w)]  # fmt: skip
+        a_nv, b_nv = (nvfp4_tensor.NVFP4Tensor.to_nvfp4(t, per_tensor_scale=s)
+                      for t, s in zip((x, w), scales, strict=True))  # fmt: skip
         qa, qb = (t.qdata.view(torch.float4_e2m1fn_x2) for t in (a_nv, b_nv))
         sa, sb = a_nv.scale, b_nv.scale
+        if recipe in _GLOBAL_SCALE:
+            rescale = (scales[0] * scales[1]).to(torch.bfloat16)
     scale_a = utils.to_blocked(sa.view(M, K // block)).view(scale_dtype)
     scale_b = utils.to_blocked(sb.view(N, K // block)).view(scale_dtype)
-    return qa, qb.t(), scale_a, scale_b
+    return qa, qb.t(), scale_a, scale_b, rescale
 
 
 def torchao_cast(shape: tuple[int, int, int], recipe: str, device: str) -> Callable[[], Any]:
     """torchao's dynamic quantization of the M x K activation, as its inference linear
     runs it for ``recipe`` (eager PyTorch)."""
     torch = _torch()
-    mx_tensor, nvfp4_tensor, _ = _torchao()
+    config, mx_tensor, nvfp4_tensor, _ = _torchao()
     M, K, _n = shape
     x = torch.randn(M, K, device=device, dtype=torch.bfloat16)
-    if recipe == "mxfp8_cublas":
-        return lambda: mx_tensor.MXTensor.to_mx(x, torch.float8_e4m3fn, 32)
-    return lambda: nvfp4_tensor.NVFP4Tensor.to_nvfp4(x)
+    to_nvfp4 = nvfp4_tensor.NVFP4Tensor.to_nvfp4
+    if recipe in _MXFP8:
+        mode = _mx_scaling(config, recipe)
+        return lambda: mx_tensor.MXTensor.to_mx(x, torch.float8_e4m3fn, 32, mode)
+    if recipe == "nvfp4":  # dynamic: the amax and per-tensor scale are part of the cast
+        return lambda: to_nvfp4(x, per_tensor_scale=_per_tensor_scale(nvfp4_tensor, x))
+    if recipe == "nvfp4_static":  # a per-tensor scale known in advance
+        scale = _per_tensor_scale(nvfp4_tensor, x)
+        return lambda: to_nvfp4(x, per_tensor_scale=scale)
+    return lambda: to_nvfp4(x)
 
 
 def _cast(shape: tuple[int, int, int], recipe: str) -> Callable[[], Any]:
@@ -362,10 +399,21 @@ _TORCHAO_TITLES = {
     "cast": "{recipe} activation quantization (torchao {how}, eager)",
 }
 _LOWP_OPERANDS = {
-    "mxfp8_cublas": "e4m3 with e8m0 1 x 32 block scales",
+    "mxfp8_cublas": "e4m3 with e8m0 1 x 32 block scales (floor)",
+    "mxfp8_cublas_rceil": "e4m3 with e8m0 1 x 32 block scales (rceil)",
+    "nvfp4": "e2m1 with e4m3 1 x 16 block scales and fp32 per-tensor scales, the output "
+    "rescaled by their product",
+    "nvfp4_static": "e2m1 with e4m3 1 x 16 block scales and fp32 per-tensor scales, the "
+    "output rescaled by their product",
     "nvfp4_no_global_scale": "e2m1 with e4m3 1 x 16 block scales",
 }
-_TORCHAO_CASTS = {"mxfp8_cublas": "MXTensor.to_mx", "nvfp4_no_global_scale": "NVFP4Tensor.to_nvfp4"}
+_TORCHAO_CASTS = {
+    "mxfp8_cublas": "MXTensor.to_mx, floor scales",
+    "mxfp8_cublas_rceil": "MXTensor.to_mx, rceil scales",
+    "nvfp4": "amax, per_tensor_amax_to_scale and NVFP4Tensor.to_nvfp4",
+    "nvfp4_static": "NVFP4Tensor.to_nvfp4 with a given per-tensor scale",
+    "nvfp4_no_global_scale": "NVFP4Tensor.to_nvfp4",
+}
 
 
 def _operands(kind: str, recipe: str) -> str:

@@ -215,6 +215,9 @@ def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_p
 
 @pytest.mark.parametrize(("recipe", "block", "scale_dtype", "packed"), [
     ("mxfp8_cublas", 32, "float8_e8m0fnu", 1),
+    ("mxfp8_cublas_rceil", 32, "float8_e8m0fnu", 1),
+    ("nvfp4", 16, "float8_e4m3fn", 2),
+    ("nvfp4_static", 16, "float8_e4m3fn", 2),
     ("nvfp4_no_global_scale", 16, "float8_e4m3fn", 2),
 ])  # fmt: skip
 def test_torchao_gemm_operands_are_laid_out_as_its_dispatch_passes_them(
@@ -225,7 +228,11 @@ def test_torchao_gemm_operands_are_laid_out_as_its_dispatch_passes_them(
     from roofline.measure import torchao_operands
 
     M, K, N = 256, 512, 384
-    a, b, scale_a, scale_b = torchao_operands((M, K, N), recipe, "cpu")
+    a, b, scale_a, scale_b, rescale = torchao_operands((M, K, N), recipe, "cpu")
+    # the output rescale by the per-tensor scales: only NVFP4 with per-tensor scales
+    assert (rescale is not None) == (recipe in ("nvfp4", "nvfp4_static"))
+    if rescale is not None:
+        assert rescale.numel() == 1 and rescale.dtype == torch.bfloat16
     assert a.shape == (M, K // packed) and a.is_contiguous()
     assert b.shape == (K // packed, N) and b.t().is_contiguous()  # the weight, transposed
     for scale, rows in ((scale_a, M), (scale_b, N)):
@@ -234,7 +241,8 @@ def test_torchao_gemm_operands_are_laid_out_as_its_dispatch_passes_them(
         assert scale.numel() == -(-rows // 128) * 128 * -(-(K // block) // 4) * 4
 
 
-@pytest.mark.parametrize("recipe", ["mxfp8_cublas", "nvfp4_no_global_scale"])
+@pytest.mark.parametrize("recipe", ["mxfp8_cublas", "mxfp8_cublas_rceil", "nvfp4",
+                                    "nvfp4_static", "nvfp4_no_global_scale"])  # fmt: skip
 def test_torchao_casts_run_and_quantize_the_activation(recipe):
     pytest.importorskip("torch")
     pytest.importorskip("torchao")
@@ -242,7 +250,9 @@ def test_torchao_casts_run_and_quantize_the_activation(recipe):
 
     out = torchao_cast((128, 256, 64), recipe, "cpu")()
     assert tuple(out.shape) == (128, 256)
-    assert type(out).__name__ == ("MXTensor" if recipe == "mxfp8_cublas" else "NVFP4Tensor")
+    assert type(out).__name__ == ("MXTensor" if recipe.startswith("mxfp8") else "NVFP4Tensor")
+    if recipe.startswith("nvfp4"):  # a per-tensor scale exactly where the recipe has one
+        assert (out.per_tensor_scale is not None) == (recipe != "nvfp4_no_global_scale")
 
 
 def test_torchao_sets_say_what_was_timed_and_load():
@@ -270,7 +280,8 @@ def test_default_recipes_add_torchaos_where_it_is_installed(monkeypatch):
     b200 = _recipes(args, "NVIDIA B200", specs)
     assert b200[:2] == ["tensorwise", "rowwise"]
     if importlib.util.find_spec("torchao") is not None:
-        assert set(b200[2:]) == {"mxfp8_cublas", "nvfp4_no_global_scale"}
+        assert set(b200[2:]) == {"mxfp8_cublas", "mxfp8_cublas_rceil", "nvfp4", "nvfp4_static",
+                                 "nvfp4_no_global_scale"}  # fmt: skip
     assert _recipes(args, "NVIDIA H100 SXM", specs) == ["tensorwise", "rowwise"]  # no MX
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     assert _recipes(args, "NVIDIA B200", specs) == ["tensorwise", "rowwise"]

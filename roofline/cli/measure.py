@@ -2,13 +2,13 @@
 
 On a CUDA GPU (the ``torch`` extra) it times, per shape, the bf16 GEMM and, for each
 recipe ``torch._scaled_mm`` runs natively on the GPU (``tensorwise``, ``rowwise``; with
-torchao installed also ``mxfp8_cublas`` and ``nvfp4_no_global_scale``, quantized by
+torchao installed also its MXFP8 and NVFP4 recipes, ``TORCHAO_RECIPES``, quantized by
 torchao), the low-precision GEMM and the activation cast (:mod:`roofline.measure`), and
-writes one ``time_us``
-set per kernel kind and recipe that ``roofline validate --measurements FILE`` scores and
-``roofline calibrate --measurements FILE`` fits on. Without CUDA it says so in one line
-and exits 2; ``--device cpu`` times the bf16 GEMMs on the CPU (the plumbing, for tests),
-every set titled and noted as CPU timings with role ``context``.
+writes one ``time_us`` set per kernel kind and recipe that ``roofline validate
+--measurements FILE`` scores and ``roofline calibrate --measurements FILE`` fits on.
+Without CUDA it says so in one line and exits 2; ``--device cpu`` times the bf16 GEMMs
+on the CPU (the plumbing, for tests), every set titled and noted as CPU timings with role
+``context``.
 """
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ def add_measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     ms.add_argument("--gpu", help="the spec entry the sets are for (default: the CUDA device)")
     ms.add_argument(
         "--recipes", metavar="A,B",
-        help="of tensorwise, rowwise, mxfp8_cublas, nvfp4_no_global_scale (the last two with "
-        "torchao; default: those native on the GPU)",
+        help="of tensorwise, rowwise and, with torchao, mxfp8_cublas, mxfp8_cublas_rceil, "
+        "nvfp4, nvfp4_static, nvfp4_no_global_scale (default: those native on the GPU)",
     )  # fmt: skip
     ms.add_argument("--warmup", type=_count, default=5, metavar="N", help="untimed calls (5)")
     ms.add_argument("--repeats", type=_count, default=20, metavar="N", help="timed runs (20)")

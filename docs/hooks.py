@@ -3,6 +3,12 @@
 ``roofline build`` writes ``docs/generated/nav.json`` (one entry per GPU, with its
 training and inference recipe pages, and one per recipe). This hook swaps it into the
 ``nav`` of ``mkdocs.yml``, so ``mkdocs serve`` shows the same navigation as the build.
+
+A page the navigation leaves out on purpose (``not_in_nav``: a GPU's recipe and grouped
+pages, a model's page per GPU) is shown as under its nearest page that the navigation
+lists, the folder's ``index.md`` above it (the GPU page, the model page): while it is
+rendered, that page is marked active, so the sidebar shows its section and the tab of
+its part of the site is highlighted, as on the page it was reached from.
 """
 
 from __future__ import annotations
@@ -46,6 +52,41 @@ def on_page_content(html: str, page: Any, **_: Any) -> str:
     if ":::" not in page.markdown:
         return html
     return ROLE.sub(lambda m: f"<code>{m[2].rsplit('.', 1)[-1] if m[1] else m[2]}</code>", html)
+
+
+def _nav_parent(page: Any, nav: Any) -> Any:
+    """The nearest listed page above ``page`` (None when it is listed or none is)."""
+    if page in nav.pages:
+        return None
+    listed = {p.file.src_uri: p for p in nav.pages}
+    parts = page.file.src_uri.split("/")[:-1]
+    if page.file.name == "index":  # a folder's own index: look from the folder above
+        parts = parts[:-1]
+    while parts:
+        found = listed.get("/".join([*parts, "index.md"]))
+        if found is not None:
+            return found
+        parts = parts[:-1]
+    return None
+
+
+_ACTIVE: list[Any] = []
+
+
+def on_page_context(context: Any, page: Any, nav: Any, **_: Any) -> Any:
+    """Mark the nearest listed page above an unlisted one active while it renders."""
+    parent = _nav_parent(page, nav)
+    if parent is not None:
+        parent.active = True
+        _ACTIVE.append(parent)
+    return context
+
+
+def on_post_page(output: str, **_: Any) -> str:
+    """Undo :func:`on_page_context`'s mark: the nav objects are shared by every page."""
+    while _ACTIVE:
+        _ACTIVE.pop().active = False
+    return output
 
 
 def _team_pages() -> list[str]:

@@ -43,6 +43,17 @@ def rel(target: str, page: str) -> str:
     return posixpath.relpath(target, posixpath.dirname(page) or ".")
 
 
+def set_links(ids: tuple[str, ...] | list[str], validation: str) -> safe.Md:
+    """Measurement set ids, each linked to its section of the Validation page
+    (``validation``: that page's link from the page shown, "" on the page itself),
+    comma-separated."""
+    parts: list[object] = []
+    for i, set_id in enumerate(ids):
+        parts += [", "] if i else []
+        parts.append(safe.link(set_id, f"{validation}#{set_id}"))
+    return safe.concat(*parts)
+
+
 SUPPORT_BADGE = {
     Support.NATIVE: "native",
     Support.EMULATED: "emulated‡",

@@ -24,7 +24,7 @@ from roofline.recipes import Gemm, Mode, Recipe
 from roofline.slugs import slug
 from roofline.symbols import CALIBRATION_SYMBOLS, HardwareSymbol
 from site_gen import safe
-from site_gen.context import Cell, Table
+from site_gen.context import Cell, Table, set_links
 from site_gen.grouped_gather import (
     DEFAULT_TOKENS,
     GROUPS,
@@ -205,14 +205,6 @@ def model_symbols(mode: Mode, recipe: Recipe) -> tuple[HardwareSymbol, ...]:
     return tuple(hw for hw in CALIBRATION_SYMBOLS if hw.symbol in used)
 
 
-def _set_links(sets: tuple[str, ...], validation: str) -> safe.Md:
-    parts: list[object] = []
-    for i, set_id in enumerate(sets):
-        parts += [", "] if i else []
-        parts.append(safe.link(set_id, f"{validation}#{set_id}"))
-    return safe.concat(*parts)
-
-
 def parameters_table(result: GroupedResult, params: CalibratedParameters,
                      validation: str) -> Table:  # fmt: skip
     """The calibrated parameters of the recipe's grouped model on this GPU: value, basis,
@@ -223,7 +215,7 @@ def parameters_table(result: GroupedResult, params: CalibratedParameters,
         v = params.values[hw.spec_key]
         source: list[object] = [source_text(v.source, (), "")]
         if v.sets:
-            source += [" (", _set_links(v.sets, validation), ")"]
+            source += [" (", set_links(v.sets, validation), ")"]
         table.rows.append((safe.math(hw.latex), hw.description, parameter_text(v.value, hw.unit),
                            v.basis.value, safe.concat(*source)))  # fmt: skip
     return table

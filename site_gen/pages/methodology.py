@@ -13,7 +13,15 @@ from roofline.site_paths import grouped_result_page
 from roofline.symbols import CALIBRATION_SYMBOLS, RHO_2D2D, RHO_2D3D, RHO_BF16
 from site_gen import config, safe, spec_rows
 from site_gen import validation_rows as vr
-from site_gen.context import GEN, Table, gpu_page, recipe_page, recipe_result_page, rel
+from site_gen.context import (
+    GEN,
+    Table,
+    gpu_page,
+    recipe_page,
+    recipe_result_page,
+    rel,
+    set_links,
+)
 from site_gen.formulas import Formula, methodology_formulas
 from site_gen.grouped_formulas import (
     GROUPED_RECIPE,
@@ -49,15 +57,6 @@ class RoleSets:
     links: list[safe.Md]
 
 
-def _set_links(ids: tuple[str, ...] | list[str]) -> safe.Md:
-    """Set ids, each linked to its section of the Validation page, comma-separated."""
-    parts: list[object] = []
-    for i, set_id in enumerate(ids):
-        parts += [", "] if i else []
-        parts.append(safe.link(set_id, f"{VALIDATION}#{set_id}"))
-    return safe.concat(*parts)
-
-
 def stored_table(calibration: CalibrationData) -> Table:
     """Every value ``calibration`` stores, with its basis and the fit sets behind it."""
     symbols = {hw.spec_key: hw for hw in CALIBRATION_SYMBOLS}
@@ -67,7 +66,7 @@ def stored_table(calibration: CalibrationData) -> Table:
         hw = symbols[entry.key]
         table.rows.append((gpu or "all GPUs", safe.math(hw.latex),
                            vr.parameter_text(entry.value, hw.unit), entry.basis,
-                           _set_links(entry.sets)))  # fmt: skip
+                           set_links(entry.sets, VALIDATION)))  # fmt: skip
     return table
 
 

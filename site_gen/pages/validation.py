@@ -41,7 +41,7 @@ from roofline.validation import (
 )
 from site_gen import safe
 from site_gen import validation_rows as vr
-from site_gen.context import GEN, Cell, Table, gpu_page, recipe_page, rel
+from site_gen.context import GEN, Cell, Table, gpu_page, recipe_page, rel, set_links
 from site_gen.pages.base import PageOutput, SiteInput, page
 from site_gen.render import PlotJob
 from site_gen.validation_charts import (
@@ -261,19 +261,11 @@ def _own_cv_table(calibration: CalibrationData) -> Table:
     calibration file records it (``[gpu.cv]``): the band that GPU's pages show."""
     rows = [
         (gpu, vr.percent(cv.mean_error), str(cv.points), str(cv.shapes), cv.method,
-         safe.concat(*_links(cv.sets)))
+         set_links(cv.sets, ""))
         for gpu, cv in calibration.cv.items()
     ]  # fmt: skip
     header = ("GPU", "CV mean error", "points", "distinct shapes", "folds", "sets")
     return Table(header, rows, ("---", "--:", "--:", "--:", "---", "---"), name="cv-own-fit")
-
-
-def _links(ids: tuple[str, ...]) -> list[object]:
-    parts: list[object] = []
-    for i, set_id in enumerate(ids):
-        parts += [", "] if i else []
-        parts.append(safe.link(set_id, f"#{set_id}"))
-    return parts
 
 
 def _by_size(values: Mapping[str, float]) -> dict[str, float]:

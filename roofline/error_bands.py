@@ -35,7 +35,7 @@ from roofline.calibration.params import CalibratedParameters, Level, family_of, 
 from roofline.errors import DataFileError, DataProblem
 from roofline.formulas import RooflineModel
 from roofline.specs import GpuSpec
-from roofline.specs.text import TomlProblem, load_toml
+from roofline.specs.text import TomlProblem, load_toml, toml_string
 from roofline.symbols import CALIBRATION_SYMBOLS
 
 BUNDLED_BANDS = "bundled error bands (roofline/data/error_bands.toml)"
@@ -235,8 +235,8 @@ def bands_toml(
     all_tables = {"gpu": gpus, "family": families, **(tables or {})}
     for key, table in all_tables.items():
         lines += ["", f"[{key}]"]
-        lines += [f'"{name}" = {value:.4f}' for name, value in sorted(table.items())]
+        lines += [f"{toml_string(name)} = {value:.4f}" for name, value in sorted(table.items())]
     if size_points:
         lines += ["", "[size_points]"]
-        lines += [f'"{name}" = {count}' for name, count in sorted(size_points.items())]
+        lines += [f"{toml_string(name)} = {count}" for name, count in sorted(size_points.items())]
     return "\n".join(lines) + "\n"

@@ -33,6 +33,7 @@ from importlib import metadata
 from typing import Any, Protocol
 
 from roofline.errors import RooflineError
+from roofline.specs.text import toml_string
 
 #: Recipes whose inference GEMM ``torch._scaled_mm`` runs directly, and their cast terms.
 SCALED_MM_RECIPES = ("tensorwise", "rowwise")
@@ -429,10 +430,6 @@ def title_of(kind: str, recipe: str) -> str:
     return _TITLES[kind].format(recipe=recipe)
 
 
-def _toml(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def _text(value: str, limit: int) -> str:
     """Plain one-line text within ``limit`` (the file's text rules refuse control and
     markup characters)."""
@@ -498,23 +495,23 @@ def measurement_text(
         region = "cast_kernel" if kind == "cast" else "gemm"
         lines += [
             "[[set]]",
-            f"id = {_toml(f'{prefix}-{name}'[:64].strip('-'))}",
-            f"title = {_toml(_text(f'{label}: {title}, measured', 200))}",
-            f"gpu = {_toml(gpu)}",
+            f"id = {toml_string(f'{prefix}-{name}'[:64].strip('-'))}",
+            f"title = {toml_string(_text(f'{label}: {title}, measured', 200))}",
+            f"gpu = {toml_string(gpu)}",
             'mode = "inference"',
-            f"recipe = {_toml(recipe)}",
+            f"recipe = {toml_string(recipe)}",
             "fusion = false",
-            f"timed_region = {_toml(region)}",
+            f"timed_region = {toml_string(region)}",
             'quantity = "time_us"',
-            "terms = [" + ", ".join(_toml(t) for t in _terms(kind, recipe)) + "]",
-            f"role = {_toml(role)}",
+            "terms = [" + ", ".join(toml_string(t) for t in _terms(kind, recipe)) + "]",
+            f"role = {toml_string(role)}",
             *([f"max_mean_error = {max_mean_error!r}"] if role != "context" else []),
-            f"software = {_toml(_text(env.software, 500))}",
-            f"command = {_toml(_text(command, 500))}",
-            f"notes = {_toml(_text(notes, 4000))}",
+            f"software = {toml_string(_text(env.software, 500))}",
+            f"command = {toml_string(_text(command, 500))}",
+            f"notes = {toml_string(_text(notes, 4000))}",
             "",
             "[set.source]",
-            f"url = {_toml(url)}",
+            f"url = {toml_string(url)}",
             f"read_on = {read_on.isoformat()}",
             "",
         ]
@@ -524,7 +521,7 @@ def measurement_text(
                 "[[set.points]]",
                 f"shape = [{M}, {K}, {N}]",
                 f"value = {result.stats.median_s * 1e6!r}",
-                f"label = {_toml(result.stats.spread_label())}",
+                f"label = {toml_string(result.stats.spread_label())}",
                 "",
             ]
     return "\n".join(lines)

@@ -242,3 +242,15 @@ def test_a_site_publishes_the_owners_gpu_with_its_own_band(tmp_path):
         with pytest.raises(RooflineError, match=message):
             build(str(SMALL_SPECS), site, root=root, cache=BuildCache(enabled=False), data=bad)
     assert sorted((p.relative_to(site), p.stat().st_mtime_ns) for p in site.rglob("*")) == before
+
+
+def test_rewrite_stays_inside_the_gpus_own_table():
+    """A key the GPU's [[gpu]] table lacks is refused, never taken from a later GPU's
+    table (H100 SXM has no fp4_tile entry; GB200, after it in the file, has one)."""
+    from roofline.calibration.write import rewrite_value
+    from roofline.errors import RooflineError
+
+    text = BUNDLED_CALIBRATION.read_text()
+    assert "cast_efficiency.fp4_tile" not in load_calibration().gpus["NVIDIA H100 SXM"]
+    with pytest.raises(RooflineError, match=r"no entry 'cast_efficiency\.fp4_tile' for NVIDIA H100"):
+        rewrite_value(text, "NVIDIA H100 SXM", "cast_efficiency.fp4_tile", 0.5)

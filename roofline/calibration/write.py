@@ -10,20 +10,20 @@ cross-validated error of its fit (:func:`set_cv`).
 
 from __future__ import annotations
 
-import json
 import re
 
 from roofline.errors import RooflineError
+from roofline.specs.text import toml_string
 
 
 def _entry_start(text: str, gpu: str | None, key: str) -> int:
     if gpu is None:
         start = re.search(re.escape(f"[parameters.{key}]"), text)
     else:
-        block = re.search(r"\[\[gpu\]\]\nname = " + re.escape(toml_string(gpu)), text)
+        block = _gpu_block(text, gpu)
         if block is None:
             raise RooflineError(f"calibration file: no [[gpu]] table for {gpu!r}")
-        start = re.compile(re.escape(f'[gpu.values."{key}"]')).search(text, block.end())
+        start = re.compile(re.escape(f'[gpu.values."{key}"]')).search(text, *block)
     if start is None:
         raise RooflineError(f"calibration file: no entry {key!r} for {gpu or 'all GPUs'}")
     return start.end()
@@ -48,14 +48,13 @@ def rewrite_value(
     start = _entry_start(text, gpu, key)
     text = _replace_line(text, start, "value", f"value = {value:.5g}")
     if sets is not None:
-        ids = ", ".join(f'"{s}"' for s in sets)
-        text = _replace_line(text, _entry_start(text, gpu, key), "sets", f"sets = [{ids}]")
+        text = _replace_line(text, _entry_start(text, gpu, key), "sets", f"sets = {_ids(sets)}")
     return text
 
 
-def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string (JSON's escapes are TOML's)."""
-    return json.dumps(text, ensure_ascii=False)
+def _ids(sets: list[str]) -> str:
+    """A TOML array of set ids."""
+    return "[" + ", ".join(toml_string(s) for s in sets) + "]"
 
 
 def _gpu_block(text: str, gpu: str) -> tuple[int, int] | None:
@@ -85,10 +84,9 @@ def add_entry(
 ) -> str:
     """``text`` with a new ``[gpu.values."key"]`` entry for ``gpu`` (its ``[[gpu]]`` table
     appended when the file has none)."""
-    ids = ", ".join(toml_string(s) for s in sets)
     table = (
         f'[gpu.values."{key}"]\nvalue = {value:.5g}\nbasis = {toml_string(basis)}\n'
-        f"sets = [{ids}]\nnote = {toml_string(note)}\n\n"
+        f"sets = {_ids(sets)}\nnote = {toml_string(note)}\n\n"
     )
     return _insert_in_block(text, gpu, table)
 
@@ -105,9 +103,8 @@ def set_cv(
         old = re.compile(r"^\[gpu\.cv\]\n(?:(?!\[)[^\n]*\n)*", re.M).search(text, start, end)
         if old is not None:
             text = text[: old.start()] + text[old.end() :]
-    ids = ", ".join(toml_string(s) for s in sets)
     table = (
         f"[gpu.cv]\nmean_error = {mean_error:.4g}\npoints = {points}\nshapes = {shapes}\n"
-        f"method = {toml_string(method)}\nsets = [{ids}]\n\n"
+        f"method = {toml_string(method)}\nsets = {_ids(sets)}\n\n"
     )
     return _insert_in_block(text, gpu, table)

@@ -7,6 +7,7 @@ here are shared by the lint and the JSON Schema (:mod:`roofline.specs.schema`).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import tomllib
@@ -154,6 +155,12 @@ def url_schema() -> dict[str, Any]:
 
 class TomlProblem(ValueError):
     """Text that is not readable TOML; the message is what a lint reports as received."""
+
+
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string, for the files the project writes (JSON's string
+    escapes are TOML's)."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def load_toml(text: str) -> dict[str, Any]:

@@ -262,18 +262,18 @@ def _write_calibration(
     args: argparse.Namespace,
     out: Path,
     result: FitResult,
-    data: CalibrationData,
     fitted: CalibrationData,
+    new: frozenset[tuple[str | None, str]],
     fit_ids: list[str],
     specs: SpecDatabase,
     measurements: MeasurementDatabase,
-    cv: GpuCv | None = None,
+    gpu_cv: tuple[str, GpuCv] | None = None,
 ) -> None:
     """The input calibration file with each determined refit value (and, for a refit on
-    another measurement file, its ``sets``) rewritten, the determined parameters it did
-    not store for the GPU added (from ``fitted``, ``data`` with them, which names the sets
-    that inform each), and the GPU's own-fit CV error (``cv``) set; linted,
-    then written atomically."""
+    another measurement file, its ``sets``) rewritten, the determined parameters in
+    ``new`` (the file did not store them for the GPU) added with the sets and note
+    ``fitted`` gives them, and the GPU's own-fit CV error (``gpu_cv``: GPU, error) set;
+    linted, then written atomically."""
     source = getattr(args, "calibration", None)
     if source is None:
         text = resources.files("roofline").joinpath("data/calibration.toml").read_text("utf-8")
@@ -285,16 +285,16 @@ def _write_calibration(
     for (gpu, key), value, ok in zip(result.parameters, result.fitted, determined, strict=True):
         if not ok:
             continue
-        if gpu is not None and data.gpu_entry(gpu, key) is None:
+        if (gpu, key) in new:
             entry = fitted.gpus[gpu][key]
             text = add_entry(text, gpu, key, value, list(entry.sets), entry.note)
             added += 1
         else:
             text = rewrite_value(text, gpu, key, value, sets)
             written += 1
-    if cv is not None and args.gpu:
-        gpu_name = specs.match(args.gpu).gpu.name
-        text = set_cv(text, gpu_name, cv.mean_error, cv.points, cv.shapes, cv.method,
+    cv = gpu_cv[1] if gpu_cv is not None else None
+    if gpu_cv is not None:
+        text = set_cv(text, gpu_cv[0], cv.mean_error, cv.points, cv.shapes, cv.method,
                       list(cv.sets))  # fmt: skip
     ids = set(measurements.ids()) | bundled_set_ids()
     parse_calibration(load_toml(text), str(out), calibration_gpu_names(specs), ids)  # loads
@@ -326,17 +326,18 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if not fit_sets:
         on = f" measured on {gpu}" if gpu else ""
         raise RooflineError(f"{measurements.origin}: no set has role 'fit'{on}; nothing to fit on")
-    # With --gpu, the parameters its sets use that the file lacks join the fit.
+    # With --gpu, the parameters its sets use that the file lacks join the fit (added once,
+    # here: the fit and the cross-validation then find them in place).
     fitted = with_gpu_parameters(data, gpu, fit_sets, specs) if gpu is not None else data
     count = len([p for p in free_parameters(fitted) if gpu is None or p[0] == gpu])
     inputs = [p for p in (args.calibration, args.measurements, args.specs) if p]
     out = output_path(args.output, inputs) if getattr(args, "output", None) else None
     with progress(f"fitting {count} parameters on {len(fit_sets)} sets ..."):
-        result = fit(data, measurements, specs, gpu)
+        result = fit(fitted, measurements, specs, gpu)
     cv = None
     if gpu is not None:
         with progress(f"cross-validating the fit of {gpu}, leaving out one shape at a time ..."):
-            cv = own_fit_cv(data, gpu, fit_sets, specs)
+            cv = own_fit_cv(fitted, gpu, fit_sets, specs)
     new = frozenset((g, e.key) for g, e in fitted.entries() if g and not data.gpu_entry(g, e.key))
     moved = _print_fit(result, args.tolerance, new)
     determined = count - len(result.undetermined())
@@ -351,8 +352,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if gpu is not None:
         print(_cv_line(gpu, cv))
     if out is not None:
-        _write_calibration(args, out, result, data, fitted, [s.id for s in fit_sets], specs,
-                           measurements, cv)  # fmt: skip
+        gpu_cv = (gpu, cv) if gpu is not None and cv is not None else None
+        _write_calibration(args, out, result, fitted, new, [s.id for s in fit_sets], specs,
+                           measurements, gpu_cv)  # fmt: skip
     if not args.check:
         return 0
     for gpu, key, stored, fitted, change in moved:

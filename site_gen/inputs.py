@@ -11,6 +11,7 @@ parameters as fitted on its own sets and its numbers with its own cross-validate
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,7 +54,13 @@ class ModelInputs:
 
     def published(self) -> MeasurementDatabase:
         """The measurement sets the site publishes: the merged ones, or the bundled file."""
-        return self.measurements if self.measurements is not None else load_measurements()
+        return self.measurements if self.measurements is not None else _bundled_measurements()
+
+
+@functools.cache
+def _bundled_measurements() -> MeasurementDatabase:
+    # Read once per build: the Methodology page asks for them three times.
+    return load_measurements()
 
 
 def bundled_inputs() -> ModelInputs:

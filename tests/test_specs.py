@@ -256,3 +256,15 @@ def test_bundled_file_validates_against_the_published_schema():
     broken["gpu"][0]["peak_mem_bw_bytes_sec"] = 1.792e15
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(broken, json_schema())
+
+
+@pytest.mark.parametrize("text", ['a"b', "c\\d", "x\ny", "tab\t", "é\u2028", "\x7f", "\x00z",
+                                  "\ufeff", "\U0001f600", ""])  # fmt: skip
+def test_toml_string_round_trips_any_text(text):
+    """What the project writes into TOML files (calibration, measurements, error bands)
+    reads back as it was, control characters and DEL included."""
+    import tomllib
+
+    from roofline.specs.text import toml_string
+
+    assert tomllib.loads(f"k = {toml_string(text)}")["k"] == text

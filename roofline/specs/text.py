@@ -158,9 +158,10 @@ class TomlProblem(ValueError):
 
 
 def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string, for the files the project writes (JSON's string
-    escapes are TOML's)."""
-    return json.dumps(text, ensure_ascii=False)
+    """``text`` as a TOML basic string, for the files the project writes: JSON's string
+    escapes are TOML's, and DEL, which JSON leaves as it is and TOML refuses, is escaped
+    too."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def load_toml(text: str) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""MkDocs hook: compact the white space of every written page (site_gen.compact).
+"""MkDocs hook: compact the white space of every written page (site_gen.output.compact).
 
 Listed after ``docs/math_hook.py`` in mkdocs.yml, so its ``on_post_page`` sees the page
 with its formulas typeset; the search plugin has indexed the page before either runs.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from site_gen.compact import compact_html
+from site_gen.output.compact import compact_html
 
 
 def on_post_page(output: str, **_: Any) -> str:

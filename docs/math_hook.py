@@ -1,4 +1,4 @@
-"""MkDocs hook: typeset every page's math with KaTeX at build time (site_gen.mathrender).
+"""MkDocs hook: typeset every page's math with KaTeX at build time (site_gen.output.mathrender).
 
 ``on_post_page`` runs after the search plugin has indexed the page, so the search index
 keeps the TeX text while the written HTML carries KaTeX's output. One node process
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from site_gen.mathrender import PageMath
+from site_gen.output.mathrender import PageMath
 
 _MATH = PageMath()
 

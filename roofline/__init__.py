@@ -1,6 +1,6 @@
 """Roofline Atlas: an analytic roofline model of low-precision GEMM training and inference.
 
-The package is pure: it builds symbolic formulas (:mod:`roofline.formulas`) from the
+The package is pure: it builds symbolic formulas (:mod:`roofline.model.formulas`) from the
 recipe registry (:mod:`roofline.recipes`), loads and lints GPU specs
 (:mod:`roofline.specs`) and evaluates compiled formulas over arrays of shapes
 (:mod:`roofline.evaluate`). It never imports torch at module level.
@@ -8,14 +8,16 @@ recipe registry (:mod:`roofline.recipes`), loads and lints GPU specs
 ``__all__`` is the public API (the site's Python API page documents it): evaluation
 (:func:`evaluate`, :func:`plan_model`), the loaders of spec, model-preset, Hugging Face
 config, measurement and calibration files, torchao's roofline functions
-(:mod:`roofline.torchao_compat`, drop-in replacements), and the calibrated model's
+(:mod:`roofline.model.torchao_compat`, drop-in replacements), and the calibrated model's
 :func:`validate` and :func:`calibrate`.
 """
 
 from __future__ import annotations
 
+from roofline.analysis.fit import FitResult, calibrate
+from roofline.analysis.policy import ModelPlan, plan_model
+from roofline.analysis.validation import ValidationReport, validate
 from roofline.calibration import CalibrationData, load_calibration
-from roofline.calibration.fit import FitResult, calibrate
 from roofline.capability import (
     Capability,
     CapabilityWarning,
@@ -33,21 +35,9 @@ from roofline.errors import (
     UnsupportedError,
 )
 from roofline.evaluate import Columns, columns_for, compile_model, evaluate, evaluate_terms
-from roofline.formulas import MODEL_VERSION, Quantity, RooflineModel, build_model
 from roofline.measurements import MeasurementDatabase, load_measurements
-from roofline.policy import ModelPlan, plan_model
-from roofline.presets import ModelDatabase, ModelPreset, load_models
-from roofline.presets.hf import HfConfigError, load_hf_config, preset_from_hf_config
-from roofline.recipes import RECIPES, Mode, Recipe, get_recipe, recipe_names
-from roofline.specs import (
-    GpuMatch,
-    GpuSpec,
-    SpecDatabase,
-    VariantFallbackWarning,
-    json_schema,
-    load_specs,
-)
-from roofline.torchao_compat import (
+from roofline.model.formulas import MODEL_VERSION, Quantity, RooflineModel, build_model
+from roofline.model.torchao_compat import (
     get_blockwise_float8_mem_sympy,
     get_blockwise_gemm_time_sympy,
     get_float8_mem_sympy,
@@ -60,7 +50,17 @@ from roofline.torchao_compat import (
     get_specs,
     get_tensor_memory_traffic_ovhd_s,
 )
-from roofline.validation import ValidationReport, validate
+from roofline.presets import ModelDatabase, ModelPreset, load_models
+from roofline.presets.hf import HfConfigError, load_hf_config, preset_from_hf_config
+from roofline.recipes import RECIPES, Mode, Recipe, get_recipe, recipe_names
+from roofline.specs import (
+    GpuMatch,
+    GpuSpec,
+    SpecDatabase,
+    VariantFallbackWarning,
+    json_schema,
+    load_specs,
+)
 
 __version__ = "0.1.0"
 

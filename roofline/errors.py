@@ -33,7 +33,7 @@ class UnsupportedError(RooflineError):
     """A recipe the GPU cannot evaluate: a peak it needs is missing (e.g. fp4 on H100)."""
 
 
-#: Problems a report lists; the rest are counted (the same as roofline.datafile's).
+#: Problems a report lists; the rest are counted (the same as roofline.datafiles.core's).
 MAX_LISTED_PROBLEMS = 50
 
 

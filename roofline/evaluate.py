@@ -20,7 +20,7 @@ import sympy
 
 from roofline.capability import EmulatedWarning, HypotheticalWarning, Support, require
 from roofline.errors import RooflineError, ShapeError
-from roofline.formulas import QUANTITY_SYMBOLS, Quantity, RooflineModel, build_model
+from roofline.model.formulas import QUANTITY_SYMBOLS, Quantity, RooflineModel, build_model
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.shapes import dim_error, dim_in_range
 from roofline.specs import GpuMatch, GpuSpec, SpecDatabase, VariantFallbackWarning, load_specs
@@ -96,7 +96,7 @@ class CompiledModel:
     """A model whose terms are compiled to one numpy function, and its speedup to another.
 
     The speedup function is lambdified from :attr:`RooflineModel.structured_speedup`, the
-    expression :mod:`roofline.jscode` prints for the calculator, so Python and the page
+    expression :mod:`roofline.publish.jscode` prints for the calculator, so Python and the page
     compute the speedup from the same formula.
     """
 
@@ -337,7 +337,7 @@ def evaluate(
     fixed latencies fitted on public measurements. The default is torchao's model.
 
     ``groups=G`` (integers, broadcast with the shape) evaluates a grouped layer, a
-    mixture-of-experts layer's GEMMs (:mod:`roofline.grouped`): ``M`` tokens in all,
+    mixture-of-experts layer's GEMMs (:mod:`roofline.model.grouped`): ``M`` tokens in all,
     split evenly over ``G`` experts, weights ``G x K x N``. ``groups=1`` equals the dense
     model; ``None`` (the default) evaluates the dense model.
     """

@@ -3,13 +3,13 @@
 :func:`build` is the only function that writes the site. Stage timings are printed as
 the build goes. The pieces live beside it:
 
-* :mod:`site_gen.guard`: the site-folder guard and the build lock (before any write);
-* :mod:`site_gen.write`: the private staging folders, writing the generated files into
+* :mod:`site_gen.output.guard`: the site-folder guard and the build lock (before any write);
+* :mod:`site_gen.output.write`: the private staging folders, writing the generated files into
   them (hard links for unchanged ones) and the final swap by renames;
 * :mod:`site_gen.keys`: the cache keys, and the digest of every input of a build with the
   manifests of what it wrote: a rebuild whose inputs are unchanged and whose site and
   ``docs/generated`` still verify (sha256 of every file) does nothing at all;
-* :mod:`site_gen.mkdocs_cache`: the page-level cache of the mkdocs run.
+* :mod:`site_gen.output.mkdocs_cache`: the page-level cache of the mkdocs run.
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from roofline.cite import SITE_URL_ENV, site_url
-from roofline.datafile import MAX_GPUS
+from roofline.datafiles.core import MAX_GPUS
 from roofline.errors import RooflineError
+from roofline.publish.cite import SITE_URL_ENV, site_url
 from site_gen import config, keys
 from site_gen.cache import BuildCache, digest, model_digest
-from site_gen.guard import MARKER, BuildError, build_lock, check_site_dir, marker_text
 from site_gen.inputs import DataPaths, ModelInputs, load_inputs
-from site_gen.write import (
+from site_gen.output.guard import MARKER, BuildError, build_lock, check_site_dir, marker_text
+from site_gen.output.write import (
     Staging,
     make_staging,
     remove_stale_staging,
@@ -46,8 +46,8 @@ from site_gen.write import (
 
 if TYPE_CHECKING:
     from roofline.specs import SpecDatabase
-    from site_gen.charts import PlotJob
-    from site_gen.formulas import Formula
+    from site_gen.charts.jobs import PlotJob
+    from site_gen.markup.formulas import Formula
 
 __all__ = [
     "MARKER", "PLACEHOLDER_SVG", "BuildError", "Staging", "build", "build_lock", "build_site",
@@ -92,9 +92,9 @@ def generate_docs(
     instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]]] | None = None,
 ) -> tuple[dict[str, str], list[PlotJob]]:
     """Gather and render without drawing or writing (used by the golden tests)."""
-    from site_gen.formulas import instantiated_for_gpu
-    from site_gen.gather import gather
-    from site_gen.render import render_pages
+    from site_gen.gather.dense import gather
+    from site_gen.markup.formulas import instantiated_for_gpu
+    from site_gen.pages.render import render_pages
 
     atlas = gather(specs)
     if instantiated is None:
@@ -111,12 +111,12 @@ def run_mkdocs(site_dir: Path, mkdocs_yml: Path = config.MKDOCS_YML,
 
     With ``$ROOFLINE_ATLAS_SITE_URL`` set, it is mkdocs' ``site_url`` (canonical links and
     a sitemap with real addresses); unset, mkdocs.yml's own (none) stays. With an enabled
-    ``cache``, unchanged pages come from it (:mod:`site_gen.mkdocs_cache`).
+    ``cache``, unchanged pages come from it (:mod:`site_gen.output.mkdocs_cache`).
     """
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
-    from site_gen import mkdocs_cache
+    from site_gen.output import mkdocs_cache
 
     logger = logging.getLogger("mkdocs")
     handler = logging.StreamHandler(sys.stderr)
@@ -272,7 +272,7 @@ def build(
     """Build the reference site from ``specs_path`` (None: bundled database) into ``site_dir``.
 
     ``root`` holds ``mkdocs.yml`` and ``docs/`` (the repository, or a copy in tests);
-    ``max_gpus`` caps the spec file's GPUs (:data:`roofline.datafile.MAX_GPUS`);
+    ``max_gpus`` caps the spec file's GPUs (:data:`roofline.datafiles.core.MAX_GPUS`);
     ``extra_docs``: a folder of a team's own pages, staged as ``docs/team/``;
     ``sync_from``: a folder whose mkdocs.yml and docs/ are first copied into ``root`` (an
     installed tool's package data into its work root), under the lock; ``data``: the
@@ -341,7 +341,7 @@ def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: Bui
     from roofline.presets import load_models
     from roofline.specs import load_specs
     from site_gen import pool  # matplotlib: imported only when something is to be drawn
-    from site_gen.model_gather import check_model_gpus
+    from site_gen.gather.models import check_model_gpus
 
     data = data if data is not None else DataPaths()
     with timer.stage("specs", specs_path or "bundled database"):
@@ -395,8 +395,8 @@ def _gather_and_render(specs_path: str | None, specs: SpecDatabase, site_dir: Pa
                        ) -> tuple[dict[str, str], list[PlotJob]]:  # fmt: skip
     """Evaluations, formulas (pool), history (pool) and the rendered pages."""
     from site_gen import pool
-    from site_gen.gather import gather
-    from site_gen.render import render_pages
+    from site_gen.gather.dense import gather
+    from site_gen.pages.render import render_pages
 
     instantiated = {g.name: cache.get("latex", keys.latex_key(g)) for g in specs.values()}
     missing = [g for g in specs.values() if instantiated[g.name] is None]

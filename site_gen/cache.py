@@ -7,8 +7,8 @@ reuses what is unchanged and redoes only what a change touches:
   site's grids and the tool versions (numpy);
 * instantiated formulas: the GPU's spec entry, model version and source, the formula code,
   sympy's version and the site URL (Cite permalinks are baked into them);
-* charts: the chart's inputs and the plotting code (``site_gen/plots.py``, matplotlib);
-* pages (``site_gen/mkdocs_cache.py``): each page's rendered body and HTML, keyed by
+* charts: the chart's inputs and the plotting code (``site_gen/charts/draw/plots.py``, matplotlib);
+* pages (``site_gen/output/mkdocs_cache.py``): each page's rendered body and HTML, keyed by
   what mkdocs makes them from;
 * outputs (``site_gen/keys.py``): for a digest of every input of a build, the sha256 of
   every file it wrote into the site folder and ``docs/generated``; a rebuild with the
@@ -44,9 +44,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from roofline.formulas import MODEL_VERSION
+from roofline.model.formulas import MODEL_VERSION
 from roofline.specs import GpuSpec
-from site_gen.assets import cache_dir, warn
+from site_gen.output.assets import cache_dir, warn
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 #: Layout version of the cache folder (entries live under ``v<FORMAT>/``).

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from roofline import guidance, site_paths
-from roofline.cite import formula_id, slug  # noqa: F401  (re-exported for templates)
+from roofline.analysis import guidance
+from roofline.publish import site_paths
+from roofline.publish.cite import formula_id, slug  # noqa: F401  (re-exported for templates)
 from roofline.recipes import Mode
 
 PACKAGE_DIR = Path(__file__).resolve().parent

@@ -2,7 +2,7 @@
 
 Links are relative to the page that shows them (MkDocs resolves and validates them in
 strict mode). A :class:`Table` holds cells, never Markdown built from user text: a cell
-is plain text (escaped when the table is rendered) or :class:`site_gen.safe.Md` built by
+is plain text (escaped when the table is rendered) or :class:`site_gen.markup.safe.Md` built by
 the helpers there, and every table carries the explicit name of its CSV and JSON exports.
 """
 
@@ -11,17 +11,18 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
-from roofline import site_paths
 from roofline.capability import Support
+from roofline.publish import site_paths
 from roofline.recipes import Mode
 from roofline.specs import GpuSpec
-from site_gen import config, safe
+from site_gen import config
+from site_gen.markup import safe
 
 GEN = config.GENERATED_DIRNAME
 
 
 def gpu_dir(gpu: GpuSpec) -> str:
-    """Docs-relative folder of a GPU's pages (the scheme: :mod:`roofline.site_paths`)."""
+    """Docs-relative folder of a GPU's pages (the scheme: :mod:`roofline.publish.site_paths`)."""
     return site_paths.gpu_dir(gpu.name)
 
 
@@ -70,7 +71,7 @@ class Table:
     """A Markdown table: header and rows of cells, exported under an explicit name.
 
     A cell is plain text (a ``str``, escaped when the table is rendered, so spec text can
-    never become markup) or :class:`site_gen.safe.Md` built by the helpers there (links,
+    never become markup) or :class:`site_gen.markup.safe.Md` built by the helpers there (links,
     code, math), which also carries the plain text that exports write. ``name`` is the
     file name (without ``.csv`` / ``.json``) of the table's exports beside its page: part
     of the public download URLs, so it is fixed where the table is built.

@@ -26,11 +26,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from roofline.cite import SITE_URL_ENV, site_url
-from roofline.datafile import FileRefused, read_bytes
+from roofline.datafiles.core import FileRefused, read_bytes
+from roofline.publish.cite import SITE_URL_ENV, site_url
 from roofline.specs import GpuSpec
 from site_gen import config
-from site_gen.assets import KATEX_INTEGRITY, KATEX_VERSION
 from site_gen.cache import (
     PACKAGE_ROOT,
     digest,
@@ -39,7 +38,8 @@ from site_gen.cache import (
     model_digest,
     tool_versions,
 )
-from site_gen.charts import PlotJob, chart_key
+from site_gen.charts.jobs import PlotJob, chart_key
+from site_gen.output.assets import KATEX_INTEGRITY, KATEX_VERSION
 
 BUNDLED_SPECS = PACKAGE_ROOT / "roofline" / "data" / "gpus.toml"
 #: ``hooks:`` entries of mkdocs.yml (``  - path``), read without a YAML parser.
@@ -210,21 +210,22 @@ def input_key(
 
 @functools.cache
 def code_digest(*names: str) -> str:
-    """Digest of some site_gen modules (read once per build process)."""
+    """Digest of some site_gen modules, by path under ``site_gen/`` (read once per build
+    process)."""
     return files_digest([config.PACKAGE_DIR / n for n in names], config.PACKAGE_DIR)
 
 
 def latex_key(gpu: GpuSpec) -> str:
     """Key of one GPU's instantiated formulas."""
     # Cite snippets in the formulas carry permalinks: the site URL shapes them too.
-    code = code_digest("formulas.py", "config.py")
+    code = code_digest("markup/formulas.py", "config.py")
     return digest("latex", model_digest(), code, gpu_digest(gpu), site_url(), tool_versions())
 
 
 def chart_cache_key(job: PlotJob) -> str:
     """Key of one chart's SVG: its inputs and the drawing code."""
-    code = code_digest("plots.py", "plot_style.py", "pool.py", "validation_charts.py",
-                       "model_charts.py")  # fmt: skip
+    code = code_digest("charts/draw/plots.py", "charts/draw/style.py", "pool.py",
+                       "charts/draw/validation.py", "charts/draw/models.py")  # fmt: skip
     return digest("chart", chart_key(job.kind, job.kwargs), code, tool_versions())
 
 

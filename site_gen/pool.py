@@ -6,12 +6,15 @@ import contextlib
 import os
 from pathlib import Path
 
+from roofline.analysis.history import SPEC_PATH, SpecHistory, repo_root, spec_history
 from roofline.errors import RooflineError
-from roofline.history import SPEC_PATH, SpecHistory, repo_root, spec_history
 from roofline.specs import GpuSpec
-from site_gen import config, model_charts, plots, validation_charts
-from site_gen.formulas import Formula, instantiated_for_gpu
-from site_gen.render import PlotJob
+from site_gen import config
+from site_gen.charts.draw import models as model_charts
+from site_gen.charts.draw import plots
+from site_gen.charts.draw import validation as validation_charts
+from site_gen.markup.formulas import Formula, instantiated_for_gpu
+from site_gen.pages.render import PlotJob
 
 _PLOTTERS = {
     "heatmap": plots.heatmap_svg,
@@ -54,7 +57,7 @@ def latex_for(gpu: GpuSpec) -> tuple[str, dict[tuple[str, str], tuple[Formula, .
 
 def warm_up() -> int:
     """Import matplotlib and sympy in a worker before work arrives."""
-    import roofline.latex  # noqa: F401
+    import roofline.publish.latex  # noqa: F401
 
     return 0
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from browser.site_fixtures import ROOT, SMALL_SPECS, make_root, require_katex
 
-from site_gen import assets, keys, write
+from site_gen import keys
 from site_gen.build import (
     MARKER,
     PLACEHOLDER_SVG,
@@ -33,6 +33,7 @@ from site_gen.build import (
     remove_stale_staging,
 )
 from site_gen.cache import BuildCache
+from site_gen.output import assets, write
 
 EPOCH = "1764000000"
 REAL_KATEX = assets.cache_dir() / f"katex-{assets.KATEX_VERSION}.tgz"

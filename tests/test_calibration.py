@@ -15,15 +15,15 @@ from hypothesis import strategies as st
 from model_cases import waves_by_hand
 
 from roofline import evaluate, load_specs
+from roofline.analysis.validation import GOALS, ModelKind, mean_abs_error, validate
 from roofline.calibration.data import load_calibration
 from roofline.calibration.params import Basis, Level, calibration_for
 from roofline.errors import DataFileError
 from roofline.evaluate import calibration_of, evaluate_terms
-from roofline.formulas import Quantity, build_model
 from roofline.measurements import SetRole, load_measurements
+from roofline.model.formulas import Quantity, build_model
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, SHAPE_SYMBOLS
-from roofline.validation import GOALS, ModelKind, mean_abs_error, validate
 
 SPECS = load_specs()
 MEASUREMENTS = load_measurements(specs=SPECS)
@@ -53,7 +53,7 @@ def test_every_stored_value_is_fitted_only_on_fit_sets():
 def test_stored_values_equal_the_refit():
     # No stored number is tuned by hand: refitting on the fit sets gives them back.
     pytest.importorskip("scipy")
-    from roofline.calibration.fit import fit
+    from roofline.analysis.fit import fit
 
     result = fit(load_calibration(), MEASUREMENTS, SPECS)
     drift = {
@@ -375,7 +375,7 @@ def test_held_out_training_layers_at_large_shapes_within_the_holdout_goal(report
     assert len(points) >= 10
     # Issue #11 asked for 10% on the held-out sets of its day; the sources added since
     # (torchao PR #3342 on H100 PCIe among them) are held out too and raise the mean, so
-    # the bound is the fixed holdout goal (roofline.validation.GOALS), never a fitted one.
+    # the bound is the fixed holdout goal (roofline.analysis.validation.GOALS), never a fitted one.
     calibrated = mean_abs_error(points, ModelKind.CALIBRATED)
     assert calibrated <= GOALS[SetRole.HOLDOUT]
     assert calibrated < mean_abs_error(points, ModelKind.TORCHAO)

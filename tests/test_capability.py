@@ -22,13 +22,13 @@ from roofline import (
     get_recipe,
     load_specs,
 )
+from roofline.analysis.guidance import best_recipe, native_recipes
 from roofline.capability import matrix, platform_of
 from roofline.cli import main
-from roofline.guidance import best_recipe, native_recipes
 from roofline.recipes import RECIPE_LIST, Mode, Platform
 from roofline.specs import SpecDatabase
-from site_gen import safe
-from site_gen.capability_rows import capability_table, reasons_table
+from site_gen.markup import safe
+from site_gen.pages.rows.capability import capability_table, reasons_table
 
 FP8_RECIPES = ("tensorwise", "rowwise", "rowwise_with_gw_hp", "blockwise")
 RTX_GAP = (

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from roofline import cite
 from roofline.cli import main
-from roofline.formulas import Quantity
+from roofline.model.formulas import Quantity
+from roofline.publish import cite
 from roofline.recipes import Mode
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 _IDS = """
 import json, sys
 if sys.argv[1] == "patch":
-    import roofline.formulas as f
+    import roofline.model.formulas as f
     original = f.memory_time
     f.memory_time = lambda b: original(2 * b)
-from site_gen.formulas import equation_index
+from site_gen.markup.formulas import equation_index
 print(json.dumps({x.anchor: x.citation_id for _, fs in equation_index() for x in fs}))
 """
 

@@ -1,7 +1,7 @@
 """The CLI's calibrated model (issue #11): eval/latex/specs show --calibrated, validate, calibrate.
 
 Parameter values are provisional (refitted by the lead), so every expected number comes
-from the API (roofline.evaluate, roofline.validation, roofline.calibration), never from a
+from the API (roofline.evaluate, roofline.analysis.validation, roofline.calibration), never from a
 literal.
 """
 
@@ -19,17 +19,17 @@ from pathlib import Path
 import pytest
 
 import roofline
-from roofline import latex
+from roofline.analysis.fit import relative_change
+from roofline.analysis.validation import ModelKind, SetResult, ValidationReport, validate
 from roofline.calibration.data import load_calibration
-from roofline.calibration.fit import relative_change
 from roofline.calibration.params import calibration_for
 from roofline.cli import main
 from roofline.cli.validate import LINE_WIDTH, point_name, report_table
 from roofline.evaluate import calibration_of, resolve_specs
-from roofline.formulas import Quantity, build_model
 from roofline.measurements import Point, SetRole, load_measurements
+from roofline.model.formulas import Quantity, build_model
+from roofline.publish import latex
 from roofline.symbols import CALIBRATION_SYMBOLS, ETA_ROW
-from roofline.validation import ModelKind, SetResult, ValidationReport, validate
 
 DATA = Path(roofline.__file__).resolve().parent / "data"
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")

@@ -1,7 +1,7 @@
 """``roofline model`` and ``roofline models`` (issue #13): a whole model's linear layers.
 
 Every case drives ``roofline.cli.main`` in-process: the table, CSV and JSON against
-:func:`roofline.policy.plan_model`, the calibrated model and its notes, expert parallelism,
+:func:`roofline.analysis.policy.plan_model`, the calibrated model and its notes, expert parallelism,
 every error path (one ``error:`` message, exit 2, no traceback) and a hostile preset file.
 """
 
@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from roofline.analysis.policy import BF16_NAME, plan_model
 from roofline.calibration.params import Basis
 from roofline.cli import main
 from roofline.cli.model import LINE_WIDTH
 from roofline.evaluate import calibration_of, resolve_specs
-from roofline.policy import BF16_NAME, plan_model
 from roofline.presets import load_models
 
 ROOT = Path(__file__).resolve().parent.parent

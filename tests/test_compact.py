@@ -1,11 +1,11 @@
-"""White-space compaction of the written HTML (site_gen/compact.py, docs/compact_hook.py)."""
+"""White-space compaction of the written HTML (site_gen/output/compact.py, docs/compact_hook.py)."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from site_gen.compact import compact_html
+from site_gen.output.compact import compact_html
 
 
 def test_runs_with_a_line_break_become_one_line_break() -> None:

@@ -12,16 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline import Support, classify
-from roofline.calibration.bounds import (
-    MAX_FIXED_LATENCY_S,
-    MIN_FIXED_LATENCY_S,
-    bounds_of,
-    out_of_bounds,
-)
-from roofline.calibration.data import load_calibration, parse_calibration
-from roofline.calibration.params import Level, calibration_for, family_of
-from roofline.cli import main
-from roofline.crossval import (
+from roofline.analysis.crossval import (
     MIN_HELD_OUT_SOURCE_SHARE,
     bands_from,
     cross_validate,
@@ -31,14 +22,23 @@ from roofline.crossval import (
     sources,
     without_sets,
 )
-from roofline.error_bands import RowBasis, band_for, load_error_bands, row_basis
+from roofline.analysis.error_bands import RowBasis, band_for, load_error_bands, row_basis
+from roofline.analysis.validation import GOALS, validate
+from roofline.calibration.bounds import (
+    MAX_FIXED_LATENCY_S,
+    MIN_FIXED_LATENCY_S,
+    bounds_of,
+    out_of_bounds,
+)
+from roofline.calibration.data import load_calibration, parse_calibration
+from roofline.calibration.params import Level, calibration_for, family_of
+from roofline.cli import main
 from roofline.errors import DataFileError, ShapeError
 from roofline.evaluate import compile_model, evaluate_terms
 from roofline.measurements import SetRole, load_measurements
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS
-from roofline.validation import GOALS, validate
 
 SPECS = load_specs()
 MEASUREMENTS = load_measurements(specs=SPECS)
@@ -268,7 +268,7 @@ def test_band_text_names_the_basis():
 
 
 def test_support_flags_parameters_pinned_by_one_point_or_one_shape():
-    from roofline.crossval import support
+    from roofline.analysis.crossval import support
 
     rows = {(s.gpu, s.key): s for s in support(DATA, MEASUREMENTS)}
     one_point = rows[("NVIDIA H100 SXM", "grouped_efficiency.2d3d")]  # one M3 kernel

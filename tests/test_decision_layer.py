@@ -1,4 +1,4 @@
-"""The site's tables show the decision layer's values (roofline.guidance), formatted by units."""
+"""The site's tables show the decision layer's values (roofline.analysis.guidance), formatted by units."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from roofline import guidance, units
-from roofline.error_bands import model_band
+from roofline import units
+from roofline.analysis import guidance
+from roofline.analysis.error_bands import model_band
 from roofline.evaluate import calibration_of, compile_model
 from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.specs import load_specs
@@ -56,7 +57,7 @@ def _without_range(text: str) -> str:
 
 
 def _band(gpu, mode: Mode, recipe: str) -> str:
-    """``±23%`` (``*`` on a fallback): roofline.error_bands' band of the calibrated model."""
+    """``±23%`` (``*`` on a fallback): roofline.analysis.error_bands' band of the calibrated model."""
     model = compile_model(mode, recipe, calibrated=True).model
     band = model_band(gpu, calibration_of(gpu, SPECS), model)
     return f"±{band.fraction:.0%}" + ("*" if band.fallback else "")
@@ -173,7 +174,7 @@ def test_units_are_the_sites_formats():
 
 
 def test_methodology_lists_every_note(pages):
-    from roofline import notes
+    from roofline.publish import notes
 
     text = pages["generated/methodology.md"]
     for note in (*notes.DEVIATIONS, *notes.LIMITATIONS):
@@ -183,7 +184,7 @@ def test_methodology_lists_every_note(pages):
 def test_site_spread_is_the_decision_layers_corners():
     """A headline's plausible range on the site is the extent of the decision layer's
     values over the nominal parameters and every corner of the assumed ranges."""
-    from site_gen.gather import gather_one
+    from site_gen.gather.dense import gather_one
 
     bundled = load_specs(None)
     gpu = next(g for g in bundled.values()

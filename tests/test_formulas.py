@@ -5,8 +5,8 @@ from __future__ import annotations
 import sympy
 
 from roofline import load_specs
-from roofline.formulas import MODEL_VERSION, Quantity, build_model, gemm_time
-from roofline.latex import format_number_latex, instantiated, symbolic
+from roofline.model.formulas import MODEL_VERSION, Quantity, build_model, gemm_time
+from roofline.publish.latex import format_number_latex, instantiated, symbolic
 from roofline.recipes import BF16, FP8_BLOCK
 from roofline.symbols import HARDWARE_SYMBOLS, K, M, N
 

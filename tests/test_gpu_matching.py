@@ -210,7 +210,7 @@ def test_the_warning_is_exported_as_a_user_warning():
 
 
 def test_torchao_get_specs_warns_on_a_fallback(acme, monkeypatch):
-    from roofline import torchao_compat
+    from roofline.model import torchao_compat
 
     monkeypatch.setattr(torchao_compat, "load_specs", lambda: acme)
     with pytest.warns(VariantFallbackWarning, match="using 'Acme X1'"):
@@ -222,7 +222,7 @@ def test_torchao_get_specs_warns_on_a_fallback(acme, monkeypatch):
 
 
 def test_torchao_get_specs_warns_on_an_auto_detected_fallback(acme, monkeypatch):
-    from roofline import torchao_compat
+    from roofline.model import torchao_compat
 
     monkeypatch.setattr(torchao_compat, "load_specs", lambda: acme)
     monkeypatch.setattr(torchao_compat, "current_device_name", lambda: "Acme X1 Max Laptop")

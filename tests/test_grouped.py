@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 from model_cases import waves_by_hand
 
 from roofline import Support, classify, evaluate, load_specs
+from roofline.analysis.validation import predict_set
 from roofline.calibration.data import load_calibration
 from roofline.capability import CapabilityWarning
 from roofline.evaluate import calibration_of, evaluate_terms
-from roofline.formulas import Quantity, build_model
 from roofline.measurements import load_measurements
+from roofline.model.formulas import Quantity, build_model
 from roofline.recipes import RECIPE_LIST
-from roofline.validation import predict_set
 
 SPECS = load_specs()
 MEASUREMENTS = load_measurements(specs=SPECS)

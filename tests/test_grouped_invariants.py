@@ -20,7 +20,7 @@ from roofline.evaluate import (
     evaluate_columns,
     evaluate_terms,
 )
-from roofline.formulas import Quantity, build_model
+from roofline.model.formulas import Quantity, build_model
 from roofline.recipes import RECIPE_LIST, Family, Mode, Phase
 
 SPECS = load_specs()

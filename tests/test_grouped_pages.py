@@ -2,7 +2,7 @@
 the formulas sympy printed, escaped data.
 
 Every expectation is computed through the public API (``evaluate(..., groups=G)``,
-``calibration_of``, ``build_model(grouped=True)``, ``roofline.latex``): no number is typed
+``calibration_of``, ``build_model(grouped=True)``, ``roofline.publish.latex``): no number is typed
 here. Pages are rendered alone from a stub site input (no mkdocs); the full build is the
 golden and browser tests' job.
 """
@@ -21,17 +21,18 @@ from pathlib import Path
 import markdown
 import pytest
 
-from roofline import site_paths, units
+from roofline import units
 from roofline.evaluate import calibration_of, evaluate
-from roofline.formulas import Quantity, build_model
-from roofline.grouped import rearrange_kernels
-from roofline.latex import instantiated, symbolic
+from roofline.model.formulas import Quantity, build_model
+from roofline.model.grouped import rearrange_kernels
+from roofline.publish import site_paths
+from roofline.publish.latex import instantiated, symbolic
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import SpecDatabase, load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS
-from site_gen import config, safe
-from site_gen.gather import calibration_digest
-from site_gen.grouped_gather import (
+from site_gen import config
+from site_gen.gather.dense import calibration_digest
+from site_gen.gather.grouped import (
     CACHE_KIND,
     DEFAULT_TOKENS,
     GROUPED_MODES,
@@ -42,8 +43,9 @@ from site_gen.grouped_gather import (
     gather_grouped,
     gather_grouped_one,
 )
-from site_gen.grouped_rows import part_of
+from site_gen.markup import safe
 from site_gen.pages import grouped, nav
+from site_gen.pages.rows.grouped import part_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "tests" / "data" / "site_small_specs.toml"
@@ -400,12 +402,12 @@ def test_every_table_shown_has_its_exports(results, pages) -> None:
 
 def _index_site(specs: SpecDatabase) -> types.SimpleNamespace:
     """The part of SiteInput the Equations and Methodology pages read."""
-    from site_gen.formulas import symbolic_formulas
+    from site_gen.markup.formulas import symbolic_formulas
 
     symbolic = {(m.value, r.name): symbolic_formulas(m, r.name)
                 for m in config.MODES for r in RECIPE_LIST if m in r.plans}  # fmt: skip
     from roofline.evaluate import calibration_of
-    from site_gen.gather import Atlas
+    from site_gen.gather.dense import Atlas
 
     calibrations = {g.name: calibration_of(g, specs) for g in specs.values()}
     atlas = Atlas(specs, {}, calibrations=calibrations)
@@ -413,7 +415,7 @@ def _index_site(specs: SpecDatabase) -> types.SimpleNamespace:
 
 
 def test_equations_page_has_the_grouped_terms_and_nvfp4_kernels(specs) -> None:
-    from site_gen.grouped_formulas import grouped_formulas, nvfp4_training_formulas
+    from site_gen.markup.grouped_formulas import grouped_formulas, nvfp4_training_formulas
     from site_gen.pages import equations
 
     text = equations.render(_index_site(specs)).files["generated/_snippets/equations.md.txt"]

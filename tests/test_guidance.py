@@ -1,4 +1,4 @@
-"""roofline.guidance: break-even and best-recipe semantics on hand-checkable cases."""
+"""roofline.analysis.guidance: break-even and best-recipe semantics on hand-checkable cases."""
 
 from __future__ import annotations
 
@@ -8,10 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from roofline.calibration.params import Basis, CalibratedParameters, ParameterValue
-from roofline.capability import Support
-from roofline.evaluate import calibration_of, evaluate_columns
-from roofline.guidance import (
+from roofline.analysis.guidance import (
     ALWAYS,
     BF16_EFFICIENCY,
     BREAK_EVEN_KN,
@@ -28,6 +25,9 @@ from roofline.guidance import (
     pick_best,
     recipe_guidance,
 )
+from roofline.calibration.params import Basis, CalibratedParameters, ParameterValue
+from roofline.capability import Support
+from roofline.evaluate import calibration_of, evaluate_columns
 from roofline.recipes import Mode, get_recipe
 from roofline.shapes import llama
 

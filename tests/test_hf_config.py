@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from roofline.analysis.policy import plan_model
 from roofline.cli import main
-from roofline.policy import plan_model
 from roofline.presets import LinearKind, load_models
 from roofline.presets.hf import (
     SUPPORTED_TYPES,

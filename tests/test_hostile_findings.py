@@ -23,7 +23,7 @@ import pytest
 from roofline import units
 from roofline.calibration.data import load_calibration
 from roofline.cli import main
-from roofline.datafile import MAX_GEMMS_PER_FILE, MAX_GPUS, MAX_POINTS_PER_SET, MAX_SETS
+from roofline.datafiles.core import MAX_GEMMS_PER_FILE, MAX_GPUS, MAX_POINTS_PER_SET, MAX_SETS
 from roofline.errors import DataFileError, RooflineError
 from roofline.measurements import MeasurementDatabase, SetRole, load_measurements
 from roofline.measurements.rules import RESERVED_IDS
@@ -32,7 +32,7 @@ from roofline.specs import load_specs
 from roofline.specs.text import url_problem
 from site_gen import config
 from site_gen.cache import BuildCache
-from site_gen.guard import BuildError, check_site_dir
+from site_gen.output.guard import BuildError, check_site_dir
 
 
 def _value_line(pattern: str) -> str:
@@ -131,7 +131,7 @@ def test_f01_a_spec_file_of_2000_gpus_is_refused_in_seconds_with_one_line(capsys
 
 
 def test_f02_presets_are_capped_per_file_and_models_x_gpus_per_build(tmp_path):
-    from site_gen.model_gather import check_model_gpus
+    from site_gen.gather.models import check_model_gpus
 
     # 17 models x 61 GEMMs: each model within the per-model limits, the file over the cap.
     with pytest.raises(DataFileError) as info:
@@ -301,7 +301,7 @@ def test_f10_calibration_notes_are_bounded_and_without_controls(tmp_path, note):
 
 
 def test_f11_a_staging_name_with_a_huge_pid_is_left_alone(tmp_path):
-    from site_gen.assets import stale_staging
+    from site_gen.output.assets import stale_staging
 
     huge = tmp_path / ".site.tmp-99999999999999999999-abc"
     huge.mkdir()
@@ -351,7 +351,7 @@ def _node_check(function: str, *args: object) -> object:
 
 
 def test_f14_the_calculator_applies_the_clis_dimension_rules(capsys):
-    from site_gen.calculator import _shape_messages
+    from site_gen.markup.calculator import _shape_messages
 
     shape = _shape_messages()
     for dim, text in (("M", "1e3"), ("K", "1024.0"), ("G", "1e1"), ("N", "+8")):
@@ -397,7 +397,7 @@ def test_f16_each_problem_is_one_line_with_one_error_and_clear_file_messages(cap
 def test_f17_model_charts_and_pages_read_for_small_presets():
     import numpy as np
 
-    from site_gen.model_charts import axis_ticks, model_time_svg, short_label, time_unit
+    from site_gen.charts.draw.models import axis_ticks, model_time_svg, short_label, time_unit
 
     assert time_unit(3e-5) == ("µs", 1e6) and time_unit(0.02) == ("ms", 1e3)
     ticks, decimals = axis_ticks(1.2)
@@ -412,7 +412,7 @@ def test_f17_model_charts_and_pages_read_for_small_presets():
 
 
 def test_f18_calibrate_says_which_parameters_one_point_cannot_determine(capsys):
-    from roofline.calibration.fit import fit
+    from roofline.analysis.fit import fit
     from roofline.cli.calibrated import _print_fit
 
     specs = load_specs()

@@ -13,7 +13,7 @@ import pytest
 from model_cases import supported_cases
 
 from roofline import HypotheticalWarning, evaluate_terms, load_specs
-from roofline.jscode import calculator_script, model_key
+from roofline.publish.jscode import calculator_script, model_key
 from roofline.recipes import RECIPE_LIST
 
 NODE = shutil.which("node")
@@ -78,7 +78,7 @@ def test_script_defines_every_model():
 
 @pytest.fixture(scope="module")
 def calculator_data() -> dict:
-    from site_gen.calculator import calculator_data
+    from site_gen.markup.calculator import calculator_data
 
     return calculator_data(load_specs())
 
@@ -155,7 +155,7 @@ def test_calculator_dimension_limit_is_the_clis(calculator_data):
 
 def test_calculator_templates_keep_braces_of_gpu_names():
     from roofline.specs import GpuSpec, SpecDatabase
-    from site_gen.calculator import calculator_data
+    from site_gen.markup.calculator import calculator_data
 
     gpu = GpuSpec("Acme {name} }{ {{gpu}}", 1e15, 3e12, 0.8, 0.9, fp8_peak_tops=2e15)
     data = calculator_data(SpecDatabase({gpu.name: gpu}, "test"))
@@ -167,7 +167,7 @@ def test_calculator_templates_keep_braces_of_gpu_names():
 
 
 def _models(calibrated: bool, grouped: tuple[bool, ...] = (False,)):
-    from roofline.formulas import build_model
+    from roofline.model.formulas import build_model
 
     return [build_model(mode, recipe, fusion, calibrated=calibrated, grouped=g)
             for recipe in RECIPE_LIST for mode in recipe.modes for fusion in (False, True)
@@ -175,7 +175,7 @@ def _models(calibrated: bool, grouped: tuple[bool, ...] = (False,)):
 
 
 def test_calibrated_functions_read_the_calibration_parameters():
-    from roofline.jscode import model_function
+    from roofline.publish.jscode import model_function
     from roofline.symbols import CALIBRATION_SYMBOLS
 
     seen: set[str] = set()
@@ -200,7 +200,7 @@ def test_calibrated_functions_read_the_calibration_parameters():
 
 
 def test_grouped_only_parameters_are_read_by_grouped_functions_only():
-    from roofline.jscode import model_function
+    from roofline.publish.jscode import model_function
 
     grouped_only = ('cal["grouped_efficiency.', 'cal["cast_efficiency.rearrange',
                     'cal["rearrange_')  # fmt: skip
@@ -223,7 +223,7 @@ def test_script_carries_both_models_and_what_calibration_ignores():
 def test_printer_writes_ceiling_and_floor_as_math_calls():
     import sympy
 
-    from roofline.jscode import _Printer
+    from roofline.publish.jscode import _Printer
     from roofline.symbols import K, M
 
     text = _Printer({"full_prec": True}).doprint(sympy.ceiling(M / 128) + sympy.floor(K / 32))
@@ -236,7 +236,7 @@ def test_printer_writes_ceiling_and_floor_as_math_calls():
 def test_fixed_latency_is_each_calibrated_terms_constant_part():
     import sympy
 
-    from roofline.jscode import fixed_latency
+    from roofline.publish.jscode import fixed_latency
     from roofline.symbols import SHAPE_SYMBOLS
 
     empty = dict.fromkeys(SHAPE_SYMBOLS, 0)
@@ -315,7 +315,7 @@ def test_calculator_unknown_calibrated_message_is_the_clis(calculator_data, name
 def test_piecewise_prints_as_one_line_of_conditionals():
     import sympy
 
-    from roofline.jscode import _Printer
+    from roofline.publish.jscode import _Printer
     from roofline.symbols import G, M
 
     printer = _Printer({"full_prec": True})
@@ -329,7 +329,7 @@ def test_piecewise_prints_as_one_line_of_conditionals():
 def test_nested_piecewise_evaluates_branch_by_branch():
     import sympy
 
-    from roofline.jscode import _Printer
+    from roofline.publish.jscode import _Printer
     from roofline.symbols import G, M
 
     nested = sympy.Piecewise((M + 1, G > 8), (2 * M, G > 1), (3 * M - 1, True)) * 5 + M
@@ -490,7 +490,7 @@ def test_calculator_routed_rows_messages_are_gemm_instances(calculator_data):
 def test_calculator_data_carries_hostile_preset_names_as_json_only():
     from roofline.presets import LayerBlock, LinearKind, ModelDatabase, ModelPreset, PresetGemm
     from roofline.specs import GpuSpec, SpecDatabase
-    from site_gen.calculator import data_script
+    from site_gen.markup.calculator import data_script
 
     hostile = '</script><img src=x onerror=alert(1)>"\u2028{name}'
     gemm = PresetGemm("w1", 64, 64, 1, LinearKind.EXPERT)
@@ -515,7 +515,7 @@ def test_calculator_data_carries_hostile_preset_names_as_json_only():
 
 
 def test_widget_starts_grouped_only_for_a_valid_group_count():
-    from site_gen.calculator import widget
+    from site_gen.markup.calculator import widget
 
     assert 'data-groups="8"' in widget("generated/x.md", "GPU", groups=8)
     assert "data-groups" not in widget("generated/x.md", "GPU")

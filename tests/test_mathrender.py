@@ -1,4 +1,4 @@
-"""Math typeset at build time (site_gen/mathrender.py and the hook docs/math_hook.py)."""
+"""Math typeset at build time (site_gen/output/mathrender.py and the hook docs/math_hook.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from site_gen.mathrender import MathError, PageMath, find_math
+from site_gen.output.mathrender import MathError, PageMath, find_math
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOK = ROOT / "docs" / "math_hook.py"
@@ -21,7 +21,7 @@ INLINE = r'<span class="arithmatex">\(x_{i}\)</span>'
 @pytest.fixture(scope="module")
 def katex_js(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """KaTeX's dist/ from the cached tarball (skips without node or KaTeX)."""
-    from site_gen.assets import KATEX_VERSION, cache_dir, install_katex
+    from site_gen.output.assets import KATEX_VERSION, cache_dir, install_katex
 
     if shutil.which("node") is None:
         pytest.skip("node is not installed")

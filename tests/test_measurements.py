@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline import RooflineError, UnknownNameError, load_specs
-from roofline.formulas import LOWP_SIDE, build_model
 from roofline.measurements import (
     MeasuredQuantity,
     MeasurementDatabase,
@@ -31,6 +30,7 @@ from roofline.measurements import (
     load_measurements,
     parse_measurements,
 )
+from roofline.model.formulas import LOWP_SIDE, build_model
 
 SPECS = load_specs()
 RAW_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # newline joins message lines

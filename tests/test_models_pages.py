@@ -1,7 +1,7 @@
 """The Models section of the site: pages, numbers, escaping, chart and the strict build.
 
 The fast tests render the section alone (:mod:`site_gen.pages.models`) from the runs of
-:func:`site_gen.model_gather.gather_models` on the small spec file; the slow one builds
+:func:`site_gen.gather.models.gather_models` on the small spec file; the slow one builds
 the whole small site with ``mkdocs build --strict`` and follows every link of a model page.
 """
 
@@ -15,18 +15,18 @@ from pathlib import Path
 import pytest
 from browser.site_fixtures import SMALL_SPECS
 
-from roofline import site_paths
-from roofline.error_bands import model_band
+from roofline.analysis.error_bands import model_band
+from roofline.analysis.history import SpecHistory
+from roofline.analysis.policy import BF16_NAME, plan_model
 from roofline.evaluate import calibration_of, compile_model
-from roofline.history import SpecHistory
-from roofline.policy import BF16_NAME, plan_model
 from roofline.presets import load_models, parse_models
+from roofline.publish import site_paths
 from roofline.recipes import RECIPES
 from roofline.specs import load_specs
 from site_gen.cache import BuildCache
-from site_gen.gather import Atlas, calibration_digest
-from site_gen.model_charts import model_time_svg, time_chart
-from site_gen.model_gather import SITE_TOKENS, ModelAtlas, gather_models, site_ep
+from site_gen.charts.draw.models import model_time_svg, time_chart
+from site_gen.gather.dense import Atlas, calibration_digest
+from site_gen.gather.models import SITE_TOKENS, ModelAtlas, gather_models, site_ep
 from site_gen.pages import models as models_page
 from site_gen.pages.base import SiteInput
 
@@ -39,7 +39,7 @@ def calibrations(specs) -> dict:
 
 
 def calibration_keys(specs) -> dict[str, str]:
-    """GPU name -> digest of its calibrated parameters, as :func:`site_gen.gather.gather`
+    """GPU name -> digest of its calibrated parameters, as :func:`site_gen.gather.dense.gather`
     passes them."""
     return {name: calibration_digest(c) for name, c in calibrations(specs).items()}
 
@@ -79,7 +79,7 @@ def test_every_preset_and_gpu_has_its_page_and_chart(section, specs) -> None:
 
 
 def test_nav_lists_every_model_page_and_not_its_gpu_pages(section, specs) -> None:
-    from site_gen.model_rows import nav_section
+    from site_gen.pages.rows.models import nav_section
 
     files, _, models = section
     nav = nav_section(models)
@@ -270,7 +270,7 @@ def test_hostile_preset_text_is_escaped(specs) -> None:
         title = text.splitlines()[1]
         assert title.startswith('title: "') and title.count('"') == 2
     # The nav carries the display name escaped too (mkdocs prints titles as they are).
-    from site_gen.model_rows import nav_section
+    from site_gen.pages.rows.models import nav_section
 
     nav = json.dumps(nav_section(models))
     assert "**Bold**" not in nav and "[x](" not in nav
@@ -282,7 +282,7 @@ def test_hostile_preset_text_is_escaped(specs) -> None:
 def test_gpu_without_a_native_recipe_gets_a_bf16_page() -> None:
     bundled = load_specs()
     a100 = next(g for g in bundled.values() if g.name.startswith("NVIDIA A100"))
-    from site_gen.model_gather import _run
+    from site_gen.gather.models import _run
 
     preset = load_models().get("qwen3-30b-a3b")
     run = _run(preset, a100, bundled, site_ep(preset), calibration_of(a100, bundled))

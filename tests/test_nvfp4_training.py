@@ -18,12 +18,13 @@ from roofline import (
     get_recipe,
     load_specs,
 )
+from roofline.analysis.validation import predict_set
 from roofline.calibration.data import load_calibration
 from roofline.capability import CapabilityWarning, platform_of, require
 from roofline.errors import UnsupportedError
 from roofline.evaluate import calibration_of, evaluate_terms
-from roofline.formulas import Quantity, build_model
 from roofline.measurements import load_measurements
+from roofline.model.formulas import Quantity, build_model
 from roofline.recipes import (
     FP4,
     CastKind,
@@ -36,7 +37,6 @@ from roofline.recipes import (
     Role,
 )
 from roofline.symbols import DIM0, DIM1
-from roofline.validation import predict_set
 
 SPECS = load_specs()
 MEASUREMENTS = load_measurements(specs=SPECS)

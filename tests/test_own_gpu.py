@@ -16,21 +16,21 @@ from pathlib import Path
 
 import pytest
 
+from roofline.analysis.crossval import OWN_FIT_METHOD, own_fit_cv
+from roofline.analysis.error_bands import RowBasis, band_for, model_band
+from roofline.analysis.fit import fit, with_gpu_parameters, with_values
+from roofline.analysis.validation import predict_set
 from roofline.calibration.data import GpuCv, bundled_set_ids, load_calibration, parse_calibration
-from roofline.calibration.fit import fit, with_gpu_parameters, with_values
 from roofline.calibration.params import calibration_for
 from roofline.calibration.write import add_entry, set_cv
 from roofline.cli import main
-from roofline.crossval import OWN_FIT_METHOD, own_fit_cv
-from roofline.error_bands import RowBasis, band_for, model_band
 from roofline.errors import DataFileError
 from roofline.evaluate import compile_model
-from roofline.measure import Environment, Job, Result, measurement_text, summarize
 from roofline.measurements import parse_measurements
+from roofline.measurements.harness import Environment, Job, Result, measurement_text, summarize
 from roofline.recipes import Mode, get_recipe
 from roofline.specs import SpecDatabase, load_specs
 from roofline.specs.text import load_toml
-from roofline.validation import predict_set
 
 GPU = "NVIDIA GeForce RTX 4090"  # no measurement of it is bundled
 SHAPES = ((1024, 1024, 1024), (2048, 4096, 4096), (4096, 4096, 4096), (8192, 8192, 8192))

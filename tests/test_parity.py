@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 import roofline
-from roofline import torchao_compat as compat
+from roofline.model import torchao_compat as compat
 
 DATA_DIR = Path(__file__).parent / "data"
 TORCHAO_SPECS_PATH = compat.TORCHAO_SPECS_PATH
@@ -45,7 +45,7 @@ Case = dict[str, Any]
 
 def specs_path(source: str) -> Path:
     """The reference spec table a source's goldens were computed with."""
-    # torchao's table ships with the package (roofline.torchao_compat answers from it).
+    # torchao's table ships with the package (roofline.model.torchao_compat answers from it).
     if source == "torchao018":
         return TORCHAO_SPECS_PATH
     return DATA_DIR / f"{source}_specs.toml"

@@ -1,4 +1,4 @@
-"""The per-GEMM policy over a whole model (roofline.policy)."""
+"""The per-GEMM policy over a whole model (roofline.analysis.policy)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import warnings
 import numpy as np
 import pytest
 
+from roofline.analysis.policy import BF16_NAME, ModelPlan, candidate_recipes, plan_model
 from roofline.capability import CapabilityWarning, Support, classify
 from roofline.errors import UnknownNameError
 from roofline.evaluate import evaluate
-from roofline.policy import BF16_NAME, ModelPlan, candidate_recipes, plan_model
 from roofline.presets import load_models
 from roofline.recipes import Mode, get_recipe
 from roofline.specs import load_specs

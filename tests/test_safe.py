@@ -1,4 +1,4 @@
-"""The escaping boundary (site_gen.safe), tried as an attacker would.
+"""The escaping boundary (site_gen.markup.safe), tried as an attacker would.
 
 Every escaped value is rendered by Python-Markdown with the extensions of ``mkdocs.yml``
 in each place the templates put values (paragraph, heading, table cell, admonition, list
@@ -17,7 +17,7 @@ import yaml
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from site_gen import safe
+from site_gen.markup import safe
 
 ROOT = Path(__file__).resolve().parent.parent
 

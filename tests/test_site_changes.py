@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from roofline.diff import diff_specs
-from roofline.history import HistoryEntry, spec_history
+from roofline.analysis.diff import diff_specs
+from roofline.analysis.history import HistoryEntry, spec_history
 from roofline.specs import parse_specs
+from site_gen.markup.safe import md_text
 from site_gen.pages.base import environment
 from site_gen.pages.changes import history_entry as _history_entry
-from site_gen.safe import md_text
 
 SMALL = Path(__file__).parent / "data" / "site_small_specs.toml"
 

@@ -1,10 +1,10 @@
-"""The URL scheme lives in roofline.site_paths: the site's pages and the permalinks agree."""
+"""The URL scheme lives in roofline.publish.site_paths: the site's pages and the permalinks agree."""
 
 from __future__ import annotations
 
 import pytest
 
-from roofline import cite, site_paths
+from roofline.publish import cite, site_paths
 from roofline.recipes import Mode
 from site_gen import context
 

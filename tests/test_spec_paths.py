@@ -14,9 +14,9 @@ import pytest
 
 from roofline import SpecError, load_specs
 from roofline.evaluate import calibration_of, evaluate_terms
+from roofline.model.torchao_compat import TORCHAO_SPECS_PATH
 from roofline.recipes import recipe_names
 from roofline.specs import ASSUMED_BASIS, GpuSpec, json_schema, parse_specs
-from roofline.torchao_compat import TORCHAO_SPECS_PATH
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -356,7 +356,7 @@ def test_parity_spec_file_has_no_block_peak():
 
 
 def test_calculator_data_carries_the_fallback():
-    from site_gen.calculator import calculator_data
+    from site_gen.markup.calculator import calculator_data
 
     specs, _, _ = _pair()
     data = calculator_data(specs)
@@ -375,7 +375,7 @@ def test_calculator_data_carries_the_fallback():
 
 
 def test_spec_rows_show_each_fraction_its_basis_and_the_block_peak():
-    from site_gen import spec_rows
+    from site_gen.pages.rows import specs as spec_rows
 
     gpu = load(
         drop=("pct_achievable_mem_bw",),
@@ -397,7 +397,7 @@ def test_spec_rows_show_each_fraction_its_basis_and_the_block_peak():
 
 
 def test_spec_rows_without_the_new_keys():
-    from site_gen import spec_rows
+    from site_gen.pages.rows import specs as spec_rows
 
     gpu = load(efficiency_basis="measured")
     assert spec_rows.assumed_title(gpu) == "" and spec_rows.basis(gpu) == "measured"

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofline import SpecError, UnknownNameError
-from roofline.slugs import MAX_NAME_LENGTH, slug
+from roofline.publish.slugs import MAX_NAME_LENGTH, slug
 from roofline.specs import (
     GPU_KEYS,
     LAUNCH_OVERHEAD_RANGE,
@@ -351,7 +351,7 @@ HOSTILE_URLS = [
 def test_every_url_the_lint_accepts_the_site_links(url):
     # One rule at both ends: a URL that passes the lint never stops a build later.
     from roofline.specs.text import url_problem
-    from site_gen.safe import http_url
+    from site_gen.markup.safe import http_url
 
     if url_problem(url) is None:
         assert http_url(url) == url

@@ -7,7 +7,7 @@ import random
 import pytest
 import sympy
 
-import roofline.torchao_compat as compat
+import roofline.model.torchao_compat as compat
 from roofline import evaluate
 
 M, K, N = sympy.symbols("M K N")  # the caller's own symbols, as torchao scripts make them

@@ -21,10 +21,9 @@ import markdown
 import pytest
 import yaml
 
-from roofline import notes
+from roofline.analysis.validation import ModelKind, validate
 from roofline.calibration.data import load_calibration
 from roofline.evaluate import calibration_of
-from roofline.latex import symbolic
 from roofline.measurements import (
     MeasurementDatabase,
     MeasurementError,
@@ -33,18 +32,20 @@ from roofline.measurements import (
     SetRole,
     load_measurements,
 )
+from roofline.publish import notes
+from roofline.publish.latex import symbolic
 from roofline.recipes import RECIPE_LIST
 from roofline.specs import load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS
-from roofline.validation import ModelKind, validate
-from site_gen import config, exports, pool
-from site_gen.charts import chart_key
-from site_gen.formulas import equation_index, symbolic_formulas
-from site_gen.gather import Atlas
-from site_gen.grouped_formulas import grouped_formulas, nvfp4_training_formulas
+from site_gen import config, pool
+from site_gen.charts.draw.validation import validation_chart, x_axis
+from site_gen.charts.jobs import chart_key
+from site_gen.gather.dense import Atlas
+from site_gen.markup import exports
+from site_gen.markup.formulas import equation_index, symbolic_formulas
+from site_gen.markup.grouped_formulas import grouped_formulas, nvfp4_training_formulas
 from site_gen.pages import equations, methodology, validation
-from site_gen.validation_charts import validation_chart, x_axis
-from site_gen.validation_rows import (
+from site_gen.pages.rows.validation import (
     PER_GPU_SYMBOLS,
     ROLE_TEXT,
     measured_text,
@@ -301,7 +302,7 @@ def test_charts_draw_deterministic_svg_with_three_series(report) -> None:
 
 
 def test_calibrated_formulas_are_the_calibrated_terms() -> None:
-    from roofline.formulas import build_model
+    from roofline.model.formulas import build_model
 
     formulas = equations.calibrated_formulas()
     assert len(formulas) == len(equations.PICKS)
@@ -363,7 +364,7 @@ def test_cv_sources_read_as_short_names_and_stay_escaped():
     )
     assert _short_source("https://example.org/t") == "https://example.org/t"
     # a URL with markup is refused as a link and shown as escaped text, never a tag
-    from site_gen import safe
+    from site_gen.markup import safe
 
     cell = _source("https://github.com/o/r/blob/abc/<b>x</b>.md", short=True)
     assert "<b>" not in str(safe.md_text(cell)) and "href" not in str(safe.md_text(cell))

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from model_cases import TILE_COLS, TILE_ROWS, waves_by_hand
 
-from roofline.calibration.terms import GEMM_TILE_M, GEMM_TILE_N, wave_efficiency
 from roofline.errors import SpecError
+from roofline.model.calibrated import GEMM_TILE_M, GEMM_TILE_N, wave_efficiency
 from roofline.specs import load_specs
 from roofline.symbols import N_SM, M, N
 

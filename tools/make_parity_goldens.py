@@ -14,7 +14,7 @@ the blockwise training benchmark) do it: build a sympy expression in the symbols
 * ``torchao018``: ``torchao.testing.training.roofline_utils`` from the installed torchao 0.18.
 
 Files written (under ``tests/data/``; torchao's table under ``roofline/data/``, where
-``roofline.torchao_compat`` reads it):
+``roofline.model.torchao_compat`` reads it):
 
 * ``seed_specs.toml``, ``torchao018_specs.toml``: each reference's GPU table in the
   project's TOML spec format (only entries that have every key).

@@ -15,13 +15,13 @@ import re
 import sys
 from pathlib import Path
 
+from roofline.analysis.crossval import bands_from, cross_validate
+from roofline.analysis.fit import fit
+from roofline.analysis.validation import ModelKind, ValidationReport, validate
 from roofline.calibration.data import load_calibration
-from roofline.calibration.fit import fit
 from roofline.calibration.write import rewrite_value
-from roofline.crossval import bands_from, cross_validate
 from roofline.measurements import load_measurements
 from roofline.specs import load_specs
-from roofline.validation import ModelKind, ValidationReport, validate
 
 DATA = Path(__file__).resolve().parent.parent / "roofline" / "data"
 PATH = DATA / "calibration.toml"

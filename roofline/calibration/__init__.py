@@ -7,7 +7,7 @@ fitted on public measurements (:mod:`roofline.measurements`).
   assumed), its source and, for assumed values, a plausible range;
 * :mod:`.fit`: the least-squares refit behind ``roofline calibrate`` (needs scipy).
 
-torchao's model (:mod:`roofline.formulas`) is unchanged; ``calibrated=True`` selects this one.
+torchao's model (:mod:`roofline.model.formulas`) is unchanged; ``calibrated=True`` selects this one.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.calibration.bounds import bounds_of, expected_text
-from roofline.datafile import FileRefused, is_subnormal, read_text, tables_problem
+from roofline.datafiles.core import FileRefused, is_subnormal, read_text, tables_problem
 from roofline.errors import DataFileError, DataProblem
 from roofline.specs.text import TomlProblem, describe, load_toml, text_problems
 from roofline.symbols import CALIBRATION_SYMBOLS

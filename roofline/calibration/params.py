@@ -16,7 +16,7 @@ Values resolve GPU -> architecture family -> global, in this order:
    has, the spec database's own figure (launch floor, ``pct_achievable_*``).
 
 Each assumed value carries the range the GPUs it was averaged over span (``low``/``high``),
-which pages use to show how uncertain the GPU's numbers are; :mod:`roofline.error_bands`
+which pages use to show how uncertain the GPU's numbers are; :mod:`roofline.analysis.error_bands`
 turns the level into a cross-validated error band.
 """
 

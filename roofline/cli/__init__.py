@@ -17,7 +17,6 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import NoReturn, TextIO
 
-from roofline import cite
 from roofline.cli.calibrated import add_calibrate_parser, add_calibrated_args
 from roofline.cli.commands import (
     BUNDLED_SPEC_PATH,
@@ -38,7 +37,8 @@ from roofline.cli.output import atomic_writer, named_inputs, write_atomically
 from roofline.cli.rows import cmd_eval, groups_arg
 from roofline.cli.validate import add_validate_parser
 from roofline.errors import ProblemsError, RooflineError, printable
-from roofline.formulas import MODEL_VERSION, Quantity
+from roofline.model.formulas import MODEL_VERSION, Quantity
+from roofline.publish import cite
 from roofline.shapes import GENERATORS
 
 __all__ = [

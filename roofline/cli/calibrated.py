@@ -20,19 +20,20 @@ from pathlib import Path
 
 import sympy
 
+from roofline.analysis.crossval import own_fit_cv
+from roofline.analysis.fit import (
+    FitResult,
+    fit,
+    free_parameters,
+    relative_change,
+    with_gpu_parameters,
+)
 from roofline.calibration.data import (
     CalibrationData,
     GpuCv,
     bundled_set_ids,
     load_calibration,
     parse_calibration,
-)
-from roofline.calibration.fit import (
-    FitResult,
-    fit,
-    free_parameters,
-    relative_change,
-    with_gpu_parameters,
 )
 from roofline.calibration.params import (
     Basis,
@@ -42,10 +43,9 @@ from roofline.calibration.params import (
 )
 from roofline.calibration.write import add_entry, rewrite_value, set_cv
 from roofline.cli.output import output_path, write_atomically
-from roofline.crossval import own_fit_cv
 from roofline.errors import RooflineError
-from roofline.formulas import RooflineModel
 from roofline.measurements import MeasurementDatabase, SetRole, load_measurements
+from roofline.model.formulas import RooflineModel
 from roofline.specs import GpuSpec, SpecDatabase
 from roofline.specs.text import load_toml
 from roofline.symbols import CALIBRATION_SYMBOLS

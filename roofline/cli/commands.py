@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from roofline import capability as cap
-from roofline import cite, latex
 from roofline.cli import capabilities
 from roofline.cli.calibrated import (
     check_calibrated_args,
@@ -18,10 +17,11 @@ from roofline.cli.calibrated import (
 )
 from roofline.cli.output import named_inputs, output, output_path
 from roofline.cli.rows import gpu_match, note_capability, warn_fallback
-from roofline.datafile import MAX_GPUS
+from roofline.datafiles.core import MAX_GPUS
 from roofline.errors import RooflineError, printable
 from roofline.evaluate import resolve_specs
-from roofline.formulas import Quantity, build_model
+from roofline.model.formulas import Quantity, build_model
+from roofline.publish import cite, latex
 from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.specs import json_schema, load_specs
 from roofline.symbols import HARDWARE_SYMBOLS
@@ -208,8 +208,8 @@ BUNDLED_SPEC_PATH = Path(__file__).resolve().parents[1] / "data" / "gpus.toml"
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """``roofline diff``: what changed between two spec files, as Markdown or JSON."""
-    from roofline import diff as spec_diff
-    from roofline.history import load_specs_at_rev
+    from roofline.analysis import diff as spec_diff
+    from roofline.analysis.history import load_specs_at_rev
 
     path = output_path(args.output, named_inputs(args))
     if args.base_rev is not None:

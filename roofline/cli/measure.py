@@ -3,7 +3,7 @@
 On a CUDA GPU (the ``torch`` extra) it times, per shape, the bf16 GEMM and, for each
 recipe ``torch._scaled_mm`` runs natively on the GPU (``tensorwise``, ``rowwise``; with
 torchao installed also its MXFP8 and NVFP4 recipes, ``TORCHAO_RECIPES``, quantized by
-torchao), the low-precision GEMM and the activation cast (:mod:`roofline.measure`), and
+torchao), the low-precision GEMM and the activation cast (:mod:`roofline.measurements.harness`), and
 writes one ``time_us`` set per kernel kind and recipe that ``roofline validate
 --measurements FILE`` scores and ``roofline calibrate --measurements FILE`` fits on.
 Without CUDA it says so in one line and exits 2; ``--device cpu`` times the bf16 GEMMs
@@ -24,7 +24,8 @@ from roofline.capability import Support, classify
 from roofline.cli.output import write_atomically
 from roofline.errors import RooflineError
 from roofline.evaluate import resolve_specs
-from roofline.measure import (
+from roofline.measurements import parse_measurements
+from roofline.measurements.harness import (
     DEFAULT_URL,
     SCALED_MM_RECIPES,
     TORCHAO_RECIPES,
@@ -37,11 +38,10 @@ from roofline.measure import (
     plan_jobs,
     run_jobs,
 )
-from roofline.measurements import parse_measurements
 from roofline.presets.hf import load_hf_config
+from roofline.publish.slugs import slug
 from roofline.recipes import Mode, get_recipe
 from roofline.shapes import GENERATORS, generate, parse_shape
-from roofline.slugs import slug
 from roofline.specs import SpecDatabase
 
 _ROLES = ("fit", "holdout", "context")

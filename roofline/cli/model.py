@@ -2,7 +2,7 @@
 
 ``roofline model NAME --gpu G --tokens M [--ep E]`` evaluates every linear GEMM of a model
 preset (:mod:`roofline.presets`) for one training step on one device, in bf16 and in each
-candidate recipe (:func:`roofline.policy.plan_model`), and prints: a header (model, GPU,
+candidate recipe (:func:`roofline.analysis.policy.plan_model`), and prints: a header (model, GPU,
 tokens, expert parallelism, which model, fusion), the per-GEMM table with each GEMM's best
 recipe, the totals of each single recipe and of the best per-GEMM mix with the forward /
 backward split, and the GEMMs each recipe cannot run and why. ``--format csv`` and
@@ -17,6 +17,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
+from roofline.analysis.policy import BF16_NAME, RUNNABLE, ModelPlan, plan_model
 from roofline.calibration.params import Basis, CalibratedParameters
 from roofline.capability import Support, classify
 from roofline.cli.calibrated import add_calibrated_args, gpu_calibration, progress
@@ -25,8 +26,7 @@ from roofline.cli.output import named_inputs, output, output_path
 from roofline.cli.rows import gpu_match, warn_fallback
 from roofline.errors import RooflineError, printable
 from roofline.evaluate import resolve_specs
-from roofline.formulas import LOWP_SIDE, MODEL_VERSION, Quantity, build_model
-from roofline.policy import BF16_NAME, RUNNABLE, ModelPlan, plan_model
+from roofline.model.formulas import LOWP_SIDE, MODEL_VERSION, Quantity, build_model
 from roofline.presets import ModelPreset, ParameterError, load_models
 from roofline.presets.hf import SUPPORTED_TYPES, load_hf_config
 from roofline.recipes import Mode, get_recipe

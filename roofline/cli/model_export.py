@@ -30,8 +30,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from roofline.analysis.policy import BF16_NAME, ModelPlan, ModelTotal, StepTime
 from roofline.errors import printable, spreadsheet_safe
-from roofline.policy import BF16_NAME, ModelPlan, ModelTotal, StepTime
 from roofline.presets import ModelDatabase, ModelPreset, PresetGemm
 
 FORMAT_VERSION = 1

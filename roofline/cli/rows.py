@@ -25,9 +25,9 @@ from typing import TextIO
 import numpy as np
 
 from roofline import capability as cap
+from roofline.analysis.error_bands import model_band
 from roofline.cli.calibrated import check_calibrated_args, gpu_calibration, note_assumed
 from roofline.cli.output import named_inputs, output, output_path
-from roofline.error_bands import model_band
 from roofline.errors import ShapeError, spreadsheet_safe
 from roofline.evaluate import (
     as_shape_array,

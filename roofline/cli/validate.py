@@ -2,12 +2,12 @@
 
 Per point: the shape(s), the measured value, both models' predictions and their signed
 errors (predicted / measured - 1); per set: mean and worst error of both models, the
-set's role, its goal (:data:`roofline.validation.GOALS`, fixed per role: shown, never
+set's role, its goal (:data:`roofline.analysis.validation.GOALS`, fixed per role: shown, never
 failed on) and its regression guard (``max_mean_error``); then the mean and worst error
 per role. Exit 0 when every scored set's calibrated mean error is within its regression
 guard, 1 when one is above it (each failing set named on stderr), 2 on bad input.
 
-``--cv source`` adds cross-validation by source (:mod:`roofline.crossval`): per scored
+``--cv source`` adds cross-validation by source (:mod:`roofline.analysis.crossval`): per scored
 set the fit, CV and torchao mean errors, per source its CV error, and the overall line;
 in JSON the fields ``cv_mean_error``, ``fit_mean_error``, ``torchao_mean_error`` and
 ``source`` per scored set, the same three errors and ``worst_source`` (``{"source",
@@ -41,17 +41,8 @@ import textwrap
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from roofline.calibration.data import CalibrationData
-from roofline.cli.calibrated import (
-    add_calibration_file_arg,
-    load_inputs,
-    progress,
-    require_scipy,
-)
-from roofline.crossval import CrossValidation, cross_validate, source_key, sources
-from roofline.measurements import MeasurementDatabase, MeasurementSet, Point, SetRole
-from roofline.specs import SpecDatabase
-from roofline.validation import (
+from roofline.analysis.crossval import CrossValidation, cross_validate, source_key, sources
+from roofline.analysis.validation import (
     ModelKind,
     PointResult,
     SetResult,
@@ -60,6 +51,15 @@ from roofline.validation import (
     validate,
     worst_error,
 )
+from roofline.calibration.data import CalibrationData
+from roofline.cli.calibrated import (
+    add_calibration_file_arg,
+    load_inputs,
+    progress,
+    require_scipy,
+)
+from roofline.measurements import MeasurementDatabase, MeasurementSet, Point, SetRole
+from roofline.specs import SpecDatabase
 
 EXIT_FAILED = 1
 FORMAT_VERSION = 1

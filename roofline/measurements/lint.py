@@ -16,9 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from roofline.capability import Support, classify
-from roofline.datafile import FileRefused, is_subnormal, read_text, tables_problem
+from roofline.datafiles.core import FileRefused, is_subnormal, read_text, tables_problem
 from roofline.errors import UnknownNameError, nearest
-from roofline.formulas import LOWP_SIDE, build_model
 from roofline.measurements.fields import FieldLinter
 from roofline.measurements.model import (
     MeasuredQuantity,
@@ -50,6 +49,7 @@ from roofline.measurements.rules import (
     TEXT_LIMITS,
     TOP_KEYS,
 )
+from roofline.model.formulas import LOWP_SIDE, build_model
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.specs import SpecDatabase, load_specs
 from roofline.specs.text import (

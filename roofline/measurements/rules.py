@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from roofline import datafile
+from roofline.datafiles import core as datafile
 from roofline.measurements.model import MeasuredQuantity, SetRole, TimedRegion
 from roofline.recipes import Mode
 

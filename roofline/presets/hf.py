@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roofline.datafile import FileRefused, read_text
+from roofline.datafiles.core import FileRefused, read_text
 from roofline.errors import RooflineError
 from roofline.measurements.model import Source
 from roofline.presets import rules as R

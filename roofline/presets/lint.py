@@ -15,15 +15,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from roofline.datafile import FileRefused, read_text, skeleton, tables_problem
+from roofline.datafiles.core import FileRefused, read_text, skeleton, tables_problem
 from roofline.errors import DataFileError, DataProblem
 from roofline.measurements.model import Source
 from roofline.presets import rules as R
 from roofline.presets.fields import KIND, FieldLinter
 from roofline.presets.hf import HfConfigError, load_hf_config
 from roofline.presets.model import LayerBlock, LinearKind, ModelDatabase, ModelPreset, PresetGemm
+from roofline.publish.slugs import slug
 from roofline.shapes import MAX_DIM
-from roofline.slugs import slug
 from roofline.specs.text import URL_EXPECTED, TomlProblem, describe, load_toml, url_problem
 
 BUNDLED_NAME = "bundled model presets (roofline/data/models.toml)"
@@ -334,7 +334,7 @@ def load_models(path: str | os.PathLike[str] | None = None) -> ModelDatabase:
 
     A file that cannot be read, is not a regular file, is larger than 4 MiB or is not
     UTF-8 is one problem naming the file (a :class:`roofline.errors.DataFileError`), never
-    a traceback (:func:`roofline.datafile.read_text`).
+    a traceback (:func:`roofline.datafiles.core.read_text`).
     """
     if path is None:
         text = resources.files("roofline").joinpath("data/models.toml").read_text("utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from roofline import datafile
+from roofline.datafiles import core as datafile
 
 SCHEMA_VERSION = 1
 

@@ -93,7 +93,7 @@ NVFP4_GAPS: Mapping[Platform, str] = {
 
 
 # -- grouped (mixture-of-experts) GEMMs ------------------------------------------------
-# A recipe's grouped GEMMs (2D-3D and 2D-2D, roofline.grouped) are separate kernels from
+# A recipe's grouped GEMMs (2D-3D and 2D-2D, roofline.model.grouped) are separate kernels from
 # its dense ones. Sources: pytorch/pytorch aten/src/ATen/native/cuda/GroupedBlas.cpp
 # (commit 00d4eaf9327928137f4cc437b17e5cf54623565f): torch._scaled_grouped_mm runs on
 # "CUDA devices with compute capability = [9.0, 10.0], or ROCm MI300+"; its fp8 rowwise

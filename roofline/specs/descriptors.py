@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from roofline.datafile import SUBNORMAL_HINT, is_subnormal
+from roofline.datafiles.core import SUBNORMAL_HINT, is_subnormal
 from roofline.errors import nearest
-from roofline.slugs import MAX_NAME_LENGTH
+from roofline.publish.slugs import MAX_NAME_LENGTH
 from roofline.specs.ranges import NumberRange
 from roofline.specs.text import (
     MARKUP_OR_CONTROL,

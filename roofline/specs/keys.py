@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from roofline.publish.slugs import MAX_NAME_LENGTH
 from roofline.recipes import NATIVE_FORMATS, recipe_names
-from roofline.slugs import MAX_NAME_LENGTH
 from roofline.specs.descriptors import (
     SOURCE_KEYS,
     Choice,

@@ -13,10 +13,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from roofline.datafile import MAX_GPUS, FileRefused, all_finite, read_text, tables_problem
+from roofline.datafiles.core import MAX_GPUS, FileRefused, all_finite, read_text, tables_problem
 from roofline.errors import SpecError, SpecProblem
+from roofline.publish.slugs import MAX_NAME_LENGTH, slug
 from roofline.recipes import NativeFormat
-from roofline.slugs import MAX_NAME_LENGTH, slug
 from roofline.specs.descriptors import unknown_key
 from roofline.specs.keys import EFFICIENCY_BASIS_KEYS, GPU_KEYS, PEAK_KEYS, TOP_SPECS
 from roofline.specs.model import KEY_FIELDS, GpuSpec, Source, SpecDatabase
@@ -321,7 +321,7 @@ def _default_formats(values: Mapping[str, Any]) -> tuple[NativeFormat, ...]:
 
 def parse_specs(text: str, origin: str, max_gpus: int = MAX_GPUS) -> SpecDatabase:
     """Lint and load spec-file ``text``; ``origin`` names it in messages; at most
-    ``max_gpus`` entries (:data:`roofline.datafile.MAX_GPUS` unless raised).
+    ``max_gpus`` entries (:data:`roofline.datafiles.core.MAX_GPUS` unless raised).
 
     Raises :class:`SpecError` listing every error (and warning) when any error is found.
     """
@@ -348,7 +348,7 @@ def parse_specs(text: str, origin: str, max_gpus: int = MAX_GPUS) -> SpecDatabas
 def load_specs(path: str | Path | None = None, max_gpus: int = MAX_GPUS) -> SpecDatabase:
     """Load and lint a spec file, or the bundled database when ``path`` is None.
 
-    The file is read by :func:`roofline.datafile.read_text`: a device, FIFO, folder, a
+    The file is read by :func:`roofline.datafiles.core.read_text`: a device, FIFO, folder, a
     file over the size limit, text that is not UTF-8 or starts with a byte-order mark is
     one problem naming the file, never a hang or a traceback.
     """

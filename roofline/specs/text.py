@@ -14,8 +14,8 @@ import tomllib
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
-from roofline.datafile import INVISIBLE, INVISIBLE_EXPECTED
-from roofline.slugs import MAX_NAME_LENGTH, slug
+from roofline.datafiles.core import INVISIBLE, INVISIBLE_EXPECTED
+from roofline.publish.slugs import MAX_NAME_LENGTH, slug
 
 MAX_URL_LENGTH = 2000
 NON_FINITE_HINT = (
@@ -78,7 +78,7 @@ def is_finite(value: Any) -> bool:
 
 
 def text_problems(key: str, value: str, plain: bool) -> list[KeyProblem]:
-    """Control characters and invisible or bidi characters (:data:`roofline.datafile.
+    """Control characters and invisible or bidi characters (:data:`roofline.datafiles.core.
     INVISIBLE`) in any text, and markup in ``plain`` fields."""
     problems = []
     control = CONTROL.search(value)

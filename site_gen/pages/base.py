@@ -16,13 +16,14 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from roofline.formulas import MODEL_VERSION
-from roofline.history import SpecHistory
-from site_gen import config, exports, safe
-from site_gen.charts import PlotJob, chart_facts
+from roofline.analysis.history import SpecHistory
+from roofline.model.formulas import MODEL_VERSION
+from site_gen import config
+from site_gen.charts.jobs import PlotJob, chart_facts
 from site_gen.context import Table
-from site_gen.formulas import Formula, symbolic_formulas
-from site_gen.gather import Atlas
+from site_gen.gather.dense import Atlas
+from site_gen.markup import exports, safe
+from site_gen.markup.formulas import Formula, symbolic_formulas
 
 #: Formulas of one GPU per (mode, recipe), as build.py instantiates them.
 Instantiated = dict[str, dict[tuple[str, str], tuple[Formula, ...]]]
@@ -70,9 +71,9 @@ class PageOutput:
 def environment() -> jinja2.Environment:
     """The Jinja environment: templates from ``site_gen/templates``, StrictUndefined.
 
-    Every ``{{ value }}`` is escaped as Markdown text (:func:`site_gen.safe.md_text`)
-    unless it is markup built by :mod:`site_gen.safe` or a macro: autoescape plus a
-    ``finalize`` hook make :mod:`site_gen.safe` the one place where strings become page
+    Every ``{{ value }}`` is escaped as Markdown text (:func:`site_gen.markup.safe.md_text`)
+    unless it is markup built by :mod:`site_gen.markup.safe` or a macro: autoescape plus a
+    ``finalize`` hook make :mod:`site_gen.markup.safe` the one place where strings become page
     text. ``join`` escapes its items the same way; ``path`` passes a relative link target
     of the site and ``external_link`` an http(s) URL (both refuse anything else).
     """

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roofline import units
-from roofline.diff_report import fmt_value
-from roofline.history import HistoryEntry
-from site_gen import safe
+from roofline.analysis.diff_report import fmt_value
+from roofline.analysis.history import HistoryEntry
 from site_gen.context import GEN, Table
+from site_gen.markup import safe
 from site_gen.pages.base import PageOutput, SiteInput, page
-from site_gen.rows import fmt_m
+from site_gen.pages.rows.speedup import fmt_m
 
 PAGE = f"{GEN}/changes.md"
 #: Speedup moves and break-even shifts shown per entry (the rest are counted).

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from site_gen import calculator, config, exports
+from site_gen import config
 from site_gen.context import GEN, rel
-from site_gen.gather import table_sets
+from site_gen.gather.dense import table_sets
+from site_gen.markup import calculator, exports
 from site_gen.pages.base import PageOutput, SiteInput, page
 
 #: The hand-written page that includes the snippet (links are relative to it).

@@ -5,17 +5,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from roofline import cite
-from roofline.formulas import Term, build_model
-from roofline.latex import symbolic
+from roofline.model.formulas import Term, build_model
+from roofline.publish import cite
+from roofline.publish.latex import symbolic
 from roofline.recipes import CastKernel, CastKind, Mode, get_recipe
 from roofline.symbols import G
-from site_gen import safe
 from site_gen.context import GEN
-from site_gen.formulas import Formula, equation_index
-from site_gen.grouped_formulas import GROUPED_RECIPE, grouped_formulas, nvfp4_training_formulas
+from site_gen.markup import safe
+from site_gen.markup.formulas import Formula, equation_index
+from site_gen.markup.grouped_formulas import (
+    GROUPED_RECIPE,
+    grouped_formulas,
+    nvfp4_training_formulas,
+)
 from site_gen.pages.base import PageOutput, SiteInput, page
-from site_gen.validation_rows import calibration_symbols_table
+from site_gen.pages.rows.validation import calibration_symbols_table
 
 _GEMM, _CAST, _ACT = r"T_{\mathrm{gemm}}", r"T_{\mathrm{cast}}", r"T_{\mathrm{act}}^{\mathrm{bf16}}"
 

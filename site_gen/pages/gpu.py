@@ -4,7 +4,7 @@ recipe guidance per mode.
 Guidance leads with the calibrated model (decision maps, break-even M, rankings) and
 quotes torchao's model beside each headline number. A GPU whose calibrated efficiencies
 are assumed carries a warning naming them, with the plausible range of its headline
-speedups (:func:`roofline.guidance.calibration_corners`).
+speedups (:func:`roofline.analysis.guidance.calibration_corners`).
 """
 
 from __future__ import annotations
@@ -12,16 +12,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from roofline import guidance, units
+from roofline import units
+from roofline.analysis import guidance
 from roofline.calibration.params import Basis, CalibratedParameters
 from roofline.capability import classify
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import GpuSpec
 from roofline.symbols import CALIBRATION_SYMBOLS
-from site_gen import charts, config, rows, safe, spec_rows
+from site_gen import config
+from site_gen.charts import jobs as charts
 from site_gen.context import GEN, SUPPORT_BADGE, Table, gpu_page, rel
-from site_gen.gather import Atlas, RecipeResult, best_at_canonical, decision_map
+from site_gen.gather.dense import Atlas, RecipeResult, best_at_canonical, decision_map
+from site_gen.markup import safe
 from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.rows import specs as spec_rows
+from site_gen.pages.rows import speedup as rows
 
 #: Parameter key -> its symbol (LaTeX name, unit).
 SYMBOLS = {hw.spec_key: hw for hw in CALIBRATION_SYMBOLS}

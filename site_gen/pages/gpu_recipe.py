@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofline.site_paths import EQUATIONS_PAGE, grouped_result_page
-from site_gen import calculator, charts, config, exports, rows, spec_rows
-from site_gen.charts import breakdown_labels
+from roofline.publish.site_paths import EQUATIONS_PAGE, grouped_result_page
+from site_gen import config
+from site_gen.charts import jobs as charts
+from site_gen.charts.jobs import breakdown_labels
 from site_gen.context import GEN, gpu_dir, gpu_page, recipe_page, recipe_result_page, rel
-from site_gen.gather import RecipeResult
+from site_gen.gather.dense import RecipeResult
+from site_gen.markup import calculator, exports
 from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.rows import specs as spec_rows
+from site_gen.pages.rows import speedup as rows
 
 TEMPLATE = "gpu_recipe.md.j2"
 

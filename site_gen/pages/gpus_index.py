@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from site_gen import spec_rows
 from site_gen.context import GEN, Table
-from site_gen.gather import Atlas
+from site_gen.gather.dense import Atlas
 from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.rows import specs as spec_rows
 
 PAGE = f"{GEN}/gpus/index.md"
 

@@ -4,7 +4,7 @@ The grouped counterpart of :mod:`site_gen.pages.gpu_recipe`: the calibrated mode
 torchao's beside it; speedups over the expert count G at the expert GEMMs of the bundled
 model presets; each term (2D-3D and 2D-2D GEMMs, 3D weight casts, scale rearrangements)
 in µs; the GPU's calibrated parameters with their basis; the grouped terms' formulas in
-symbols and with the GPU's numbers (printed by :mod:`roofline.latex`); the kernels.
+symbols and with the GPU's numbers (printed by :mod:`roofline.publish.latex`); the kernels.
 Tables only, no charts: there are as many of these pages as dense ones.
 """
 
@@ -13,18 +13,20 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from roofline import cite, site_paths
 from roofline.calibration.params import Basis
-from roofline.formulas import Term
-from roofline.latex import symbolic
+from roofline.model.formulas import Term
+from roofline.publish import cite, site_paths
+from roofline.publish.latex import symbolic
 from roofline.recipes import Mode, Recipe
 from roofline.symbols import RHO_2D2D, RHO_2D3D, RHO_BF16
-from site_gen import grouped_rows, safe, spec_rows
 from site_gen.context import GEN, gpu_page, recipe_page, recipe_result_page, rel
-from site_gen.formulas import Formula
-from site_gen.grouped_gather import DEFAULT_TOKENS, TOKENS, GroupedResult, formula_terms
+from site_gen.gather.grouped import DEFAULT_TOKENS, TOKENS, GroupedResult, formula_terms
+from site_gen.markup import safe
+from site_gen.markup.formulas import Formula
 from site_gen.pages.base import PageOutput, SiteInput, page
-from site_gen.validation_rows import parameter_text
+from site_gen.pages.rows import grouped as grouped_rows
+from site_gen.pages.rows import specs as spec_rows
+from site_gen.pages.rows.validation import parameter_text
 
 TEMPLATE = "grouped.md.j2"
 _GEMM, _CAST = r"T_{\mathrm{gemm}}", r"T_{\mathrm{cast}}"

@@ -6,9 +6,10 @@ model has its own column in the best-recipe table and its own tab beside each ma
 
 from __future__ import annotations
 
-from site_gen import config, rows
+from site_gen import config
 from site_gen.context import GEN, rel
 from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.rows import speedup as rows
 
 #: Links in the snippet are relative to the page that includes it.
 PAGE = "index.md"

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roofline import notes
 from roofline.calibration.data import CalibrationData
 from roofline.calibration.params import Basis
 from roofline.measurements import MeasurementSet
+from roofline.publish import notes
+from roofline.publish.site_paths import grouped_result_page
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
-from roofline.site_paths import grouped_result_page
 from roofline.symbols import CALIBRATION_SYMBOLS, RHO_2D2D, RHO_2D3D, RHO_BF16
-from site_gen import config, safe, spec_rows
-from site_gen import validation_rows as vr
+from site_gen import config
 from site_gen.context import (
     GEN,
     Table,
@@ -22,14 +21,17 @@ from site_gen.context import (
     rel,
     set_links,
 )
-from site_gen.formulas import Formula, methodology_formulas
-from site_gen.grouped_formulas import (
+from site_gen.markup import safe
+from site_gen.markup.formulas import Formula, methodology_formulas
+from site_gen.markup.grouped_formulas import (
     GROUPED_RECIPE,
     NVFP4,
     grouped_formulas,
     nvfp4_training_formulas,
 )
 from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.rows import specs as spec_rows
+from site_gen.pages.rows import validation as vr
 
 PAGE = f"{GEN}/methodology.md"
 VALIDATION = rel(f"{GEN}/validation.md", PAGE)

@@ -1,8 +1,8 @@
 """The Models section: every model preset, per model an overview across GPUs, and per
 model x GPU its linear layers GEMM by GEMM.
 
-Numbers are :func:`roofline.policy.plan_model`'s (gathered by
-:mod:`site_gen.model_gather`), in the calibrated model with torchao's beside it, at the
+Numbers are :func:`roofline.analysis.policy.plan_model`'s (gathered by
+:mod:`site_gen.gather.models`), in the calibrated model with torchao's beside it, at the
 site's tokens per device and expert parallelism, both stated on every page.
 """
 
@@ -11,17 +11,18 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from roofline import site_paths, units
+from roofline import units
+from roofline.analysis.policy import BF16_NAME
 from roofline.capability import classify
-from roofline.policy import BF16_NAME
 from roofline.presets.hf import SUPPORTED_TYPES
+from roofline.publish import site_paths
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import GpuSpec
-from site_gen import model_rows
+from site_gen.charts.draw.models import time_chart
 from site_gen.context import GEN, SUPPORT_BADGE, gpu_page, recipe_result_page, rel
-from site_gen.model_charts import time_chart
-from site_gen.model_gather import SITE_EP, ModelAtlas, ModelRun
+from site_gen.gather.models import SITE_EP, ModelAtlas, ModelRun
 from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.rows import models as model_rows
 
 FORMAT_PAGE = "models-format.md"
 
@@ -74,7 +75,7 @@ def _capabilities(gpu: GpuSpec) -> list[dict[str, str]]:
 
 
 def _featured(site: SiteInput, run: ModelRun, path: str) -> list[dict[str, Any]]:
-    """The featured GEMMs (:func:`~site_gen.model_gather.featured_gemms`): each one's
+    """The featured GEMMs (:func:`~site_gen.gather.models.featured_gemms`): each one's
     shape, the recipe the calibrated model picks for it, its speedup in both models, its
     formulas and the page that evaluates them for every shape. The structured speedup
     (the same for every recipe) is shown once."""

@@ -7,10 +7,10 @@ import json
 from typing import Any
 
 from roofline.recipes import RECIPE_LIST
-from site_gen import safe
 from site_gen.context import GEN, gpu_page, recipe_page
-from site_gen.model_rows import nav_section
+from site_gen.markup import safe
 from site_gen.pages.base import PageOutput, SiteInput
+from site_gen.pages.rows.models import nav_section
 
 
 def nav(site: SiteInput) -> dict[str, Any]:

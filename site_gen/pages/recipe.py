@@ -8,10 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from roofline.recipes import Recipe
-from site_gen import charts, rows, spec_rows
+from site_gen.charts import jobs as charts
 from site_gen.context import Table, recipe_page, rel
-from site_gen.formulas import Formula
+from site_gen.markup.formulas import Formula
 from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.rows import specs as spec_rows
+from site_gen.pages.rows import speedup as rows
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from site_gen import spec_rows
 from site_gen.context import GEN
 from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.rows import specs as spec_rows
 
 PAGE = f"{GEN}/recipes/index.md"
 

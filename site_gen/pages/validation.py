@@ -1,9 +1,9 @@
 """The Validation page: every published measurement set beside torchao's model and the
 calibrated model, held-out and fitted sets marked, and the calibration parameters.
 
-Numbers come from :func:`roofline.validation.validate` over the bundled measurements and
-calibration; rows from :mod:`site_gen.validation_rows`, charts from
-:mod:`site_gen.validation_charts`. The measurements name the GPUs they were taken on; a
+Numbers come from :func:`roofline.analysis.validation.validate` over the bundled measurements and
+calibration; rows from :mod:`site_gen.pages.rows.validation`, charts from
+:mod:`site_gen.charts.draw.validation`. The measurements name the GPUs they were taken on; a
 site built from a spec file without them validates against the bundled spec database and
 says so.
 """
@@ -18,9 +18,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from roofline import units
+from roofline.analysis.crossval import SIZE_BUCKETS, support
+from roofline.analysis.error_bands import ErrorBands, load_error_bands
+from roofline.analysis.validation import (
+    GOALS,
+    LARGE_GEMM_MKN,
+    SetResult,
+    ValidationReport,
+    mean_abs_error,
+    validate,
+    worst_error,
+)
 from roofline.calibration.data import CalibrationData
-from roofline.crossval import SIZE_BUCKETS, support
-from roofline.error_bands import ErrorBands, load_error_bands
 from roofline.measurements import (
     MeasurementDatabase,
     MeasurementError,
@@ -30,21 +39,7 @@ from roofline.measurements import (
     load_measurements,
 )
 from roofline.specs import SpecDatabase, load_specs
-from roofline.validation import (
-    GOALS,
-    LARGE_GEMM_MKN,
-    SetResult,
-    ValidationReport,
-    mean_abs_error,
-    validate,
-    worst_error,
-)
-from site_gen import safe
-from site_gen import validation_rows as vr
-from site_gen.context import GEN, Cell, Table, gpu_page, recipe_page, rel, set_links
-from site_gen.pages.base import PageOutput, SiteInput, page
-from site_gen.render import PlotJob
-from site_gen.validation_charts import (
+from site_gen.charts.draw.validation import (
     SIZE_WIDTH_PX,
     WIDTH_PX,
     cv_size_chart,
@@ -53,6 +48,11 @@ from site_gen.validation_charts import (
     validation_chart,
     x_axis,
 )
+from site_gen.context import GEN, Cell, Table, gpu_page, recipe_page, rel, set_links
+from site_gen.markup import safe
+from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.render import PlotJob
+from site_gen.pages.rows import validation as vr
 
 PAGE = f"{GEN}/validation.md"
 IMG_DIR = f"{GEN}/validation/img"
@@ -214,7 +214,8 @@ def _parameters(site: SiteInput) -> dict[str, Table]:
 
 
 def _weak_table(calibration: CalibrationData, measurements: MeasurementDatabase) -> Table:
-    """The stored parameters too few points or shapes pin (:func:`roofline.crossval.support`)."""
+    """The stored parameters too few points or shapes pin
+    (:func:`roofline.analysis.crossval.support`)."""
     header = ("GPU", "parameter", "points", "distinct shapes")
     rows = [
         (s.gpu or "all GPUs", safe.code(s.key), str(s.points), str(s.shapes))

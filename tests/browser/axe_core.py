@@ -1,6 +1,6 @@
 """axe-core for the accessibility tests: fetched with ``npm pack`` into the build's cache.
 
-Like KaTeX (site_gen/assets.py), the tarball is checked against the integrity npm
+Like KaTeX (site_gen/output/assets.py), the tarball is checked against the integrity npm
 publishes for the pinned version before it is used, and extracted once.
 """
 
@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from site_gen.assets import AssetError, cache_dir, integrity, npm_pack_package, staging_folder
+from site_gen.output.assets import (
+    AssetError,
+    cache_dir,
+    integrity,
+    npm_pack_package,
+    staging_folder,
+)
 
 AXE_VERSION = "4.14.1"
 #: ``dist.integrity`` of axe-core@4.14.1 on registry.npmjs.org.

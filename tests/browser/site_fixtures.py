@@ -14,7 +14,7 @@ SMALL_SPECS = ROOT / "tests" / "data" / "site_small_specs.toml"
 
 def require_katex() -> None:
     """Skip when KaTeX is neither cached nor obtainable (no npm)."""
-    from site_gen.assets import KATEX_VERSION, cache_dir
+    from site_gen.output.assets import KATEX_VERSION, cache_dir
 
     if shutil.which("npm") is None and not (cache_dir() / f"katex-{KATEX_VERSION}.tgz").is_file():
         pytest.skip("npm is not installed and KaTeX is not cached; the site needs it")

@@ -1,7 +1,7 @@
 """The calculator's calibrated model (``calibrated=1``) in headless Chromium.
 
 The page computes the calibrated model from the same sympy expressions as
-``roofline.evaluate(..., calibrated=True)`` (printed by :mod:`roofline.jscode`), with
+``roofline.evaluate(..., calibrated=True)`` (printed by :mod:`roofline.publish.jscode`), with
 each GPU's calibration parameters from data.js; these tests check that the two agree,
 that torchao's speedup is shown beside it, that the hardware overrides reach both
 models, and that a bad ``calibrated`` value in a link is reported like any other.
@@ -290,8 +290,8 @@ def test_widget_that_starts_calibrated_writes_calibrated_0(session: Session) -> 
      ("Test B200", "inference", "nvfp4")],
 )  # fmt: skip
 def test_calibrated_speedup_carries_the_python_error_band(session, gpu, mode, recipe) -> None:  # noqa: F811
-    """The band the page gives is roofline.error_bands.model_band's for the same model."""
-    from roofline.error_bands import model_band
+    """The band the page gives is roofline.analysis.error_bands.model_band's for the same model."""
+    from roofline.analysis.error_bands import model_band
     from roofline.evaluate import compile_model
 
     page = session.page

@@ -1,7 +1,7 @@
 """The calculator's grouped layers (``G``) and model-preset picker, in headless Chromium.
 
 The page computes a grouped (mixture-of-experts) layer from the same sympy expressions as
-``roofline.evaluate(..., groups=G)`` (printed by :mod:`roofline.jscode`); these tests check
+``roofline.evaluate(..., groups=G)`` (printed by :mod:`roofline.publish.jscode`); these tests check
 that the two agree for both models, that ``G`` is carried in the link (a hostile or
 mistyped value is reported with the evaluator's message and never obeyed), and that the
 model-preset picker fills M, K, N and G as ``ModelPreset.gemm_instances(tokens, ep)``.

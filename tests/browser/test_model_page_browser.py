@@ -20,10 +20,10 @@ import pytest
 from browser.site_fixtures import SMALL_SPECS
 from browser.test_site_browser import ARTIFACTS, CHROMIUM, Session, _Quiet, browser
 
-from roofline import site_paths
-from roofline.policy import plan_model
+from roofline.analysis.policy import plan_model
+from roofline.publish import site_paths
 from roofline.specs import load_specs
-from site_gen.model_gather import SITE_TOKENS
+from site_gen.gather.models import SITE_TOKENS
 
 __all__ = ["browser"]  # the imported fixture, used by the tests below
 

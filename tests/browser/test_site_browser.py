@@ -177,7 +177,8 @@ def test_copy_button_copies_the_formula(session: Session) -> None:
 def test_gpu_page_leads_with_the_calibrated_model(session: Session) -> None:
     from browser.site_fixtures import SMALL_SPECS
 
-    from roofline import guidance, load_specs
+    from roofline import load_specs
+    from roofline.analysis import guidance
     from roofline.evaluate import calibration_of
 
     specs = load_specs(SMALL_SPECS)
@@ -404,8 +405,8 @@ def test_calculator_screenshots(browser, base_url: str) -> None:
 
 
 def test_equation_index_cite_button(session: Session) -> None:
-    from roofline.cite import symbolic_total
-    from roofline.formulas import Quantity
+    from roofline.model.formulas import Quantity
+    from roofline.publish.cite import symbolic_total
     from roofline.recipes import Mode
 
     session.open("equations/")
@@ -426,7 +427,7 @@ def _best_in_python(gpu_name: str, mode: str, M: int, K: int, N: int):
     from browser.site_fixtures import SMALL_SPECS
 
     from roofline import Mode, Support, classify, evaluate, get_recipe, load_specs, recipe_names
-    from roofline.error_bands import model_band
+    from roofline.analysis.error_bands import model_band
     from roofline.evaluate import calibration_of, compile_model
 
     specs = load_specs(SMALL_SPECS)

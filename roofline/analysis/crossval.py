@@ -1,0 +1,323 @@
+"""Cross-validation by source: how the calibrated model does on data it never saw.
+
+A *source* is one public document, pull request or benchmark table (the measurement
+set's source URL, fragment dropped): sets that share one leave together, because numbers
+from one table share a harness, a software stack and often a GPU, so a model fitted on
+one of them is not blind to the others.
+
+For every source that holds a scored set, the calibration is refitted on the fit sets of
+every *other* source (:func:`roofline.analysis.fit.fit_on`); a stored parameter that
+only the left-out source informed is dropped, so that GPU falls back to its family or
+global value as a GPU without data would. The left-out source's scored sets (fit and
+holdout alike) are then predicted with that refit. The mean error over those predictions
+is the honest estimate of the error on a new source: it is what the Validation page and
+``roofline validate --cv source`` lead with.
+
+The refits need scipy (the ``fit`` extra).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from urllib.parse import urlsplit, urlunsplit
+
+from roofline.analysis.error_bands import bands_toml
+from roofline.analysis.fit import fit_on, free_parameters, with_gpu_parameters, with_values
+from roofline.analysis.validation import (
+    ModelKind,
+    PointResult,
+    SetResult,
+    ValidationReport,
+    mean_abs_error,
+    predict_set,
+    validate_set,
+)
+from roofline.calibration.data import CalibrationData, Entry, GpuCv
+from roofline.calibration.params import family_of
+from roofline.measurements import MeasurementDatabase, MeasurementSet, Point, SetRole
+from roofline.recipes import get_recipe
+from roofline.specs import SpecDatabase
+
+#: The scored sets of at least this share of the sources (rounded up) must be held out,
+#: chosen before fitting (issue #18); ``tests/test_crossval.py`` checks the bundled file.
+MIN_HELD_OUT_SOURCE_SHARE = 1 / 3
+
+
+def source_key(mset: MeasurementSet) -> str:
+    """The source a set belongs to: its source URL without a fragment or query."""
+    parts = urlsplit(mset.source.url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+
+
+def sources(measurements: Iterable[MeasurementSet]) -> dict[str, tuple[MeasurementSet, ...]]:
+    """Source -> its sets, in file order (sources in order of first appearance)."""
+    grouped: dict[str, list[MeasurementSet]] = {}
+    for mset in measurements:
+        grouped.setdefault(source_key(mset), []).append(mset)
+    return {key: tuple(sets) for key, sets in grouped.items()}
+
+
+def without_sets(data: CalibrationData, left_out: set[str]) -> CalibrationData:
+    """``data`` as if the sets ``left_out`` did not exist: each entry forgets them, and an
+    entry that rested on them alone is dropped (its parameter falls back)."""
+
+    def keep(entries: Mapping[str, Entry]) -> dict[str, Entry]:
+        kept: dict[str, Entry] = {}
+        for key, entry in entries.items():
+            remaining = tuple(s for s in entry.sets if s not in left_out)
+            if remaining:
+                kept[key] = replace(entry, sets=remaining)
+        return kept
+
+    gpus = {name: keep(entries) for name, entries in data.gpus.items()}
+    return CalibrationData(keep(data.globals), gpus, data.origin, cv=data.cv)
+
+
+@dataclass(frozen=True)
+class Fold:
+    """One left-out source: the refit without it and its sets' predictions under it."""
+
+    source: str
+    dropped: tuple[str, ...]  # "GPU: key" of each parameter only this source informed
+    results: tuple[SetResult, ...]  # the source's scored sets, predicted by the refit
+
+    @property
+    def points(self) -> tuple[PointResult, ...]:
+        """Every scored point of the source."""
+        return tuple(p for r in self.results for p in r.points)
+
+    def cv_mean_error(self) -> float:
+        """Mean absolute error of the refit (calibrated) model on the source's points."""
+        return mean_abs_error(self.points, ModelKind.CALIBRATED)
+
+    def torchao_mean_error(self) -> float:
+        """Mean absolute error of torchao's model on the source's points."""
+        return mean_abs_error(self.points, ModelKind.TORCHAO)
+
+
+@dataclass(frozen=True)
+class CrossValidation:
+    """The full-data validation and, per source, the refit that never saw it."""
+
+    report: ValidationReport
+    folds: tuple[Fold, ...]
+
+    def cv_result(self, set_id: str) -> SetResult | None:
+        """The set predicted by the refit without its source (None: not scored)."""
+        for fold in self.folds:
+            for result in fold.results:
+                if result.set.id == set_id:
+                    return result
+        return None
+
+    def cv_points(self) -> tuple[PointResult, ...]:
+        """Every scored point, each predicted without its source."""
+        return tuple(p for fold in self.folds for p in fold.points)
+
+    def cv_mean_error(self) -> float:
+        """Mean absolute CV error over every scored point (the headline error)."""
+        return mean_abs_error(self.cv_points(), ModelKind.CALIBRATED)
+
+    def fit_mean_error(self) -> float:
+        """Mean absolute error of the full-data calibration over the same points."""
+        return self.report.mean_error(ModelKind.CALIBRATED)
+
+    def torchao_mean_error(self) -> float:
+        """Mean absolute error of torchao's model over the same points."""
+        return self.report.mean_error(ModelKind.TORCHAO)
+
+    def worst_source(self) -> Fold | None:
+        """The source the refit predicts worst (None without scored sets)."""
+        return max(self.folds, key=lambda f: f.cv_mean_error(), default=None)
+
+    def by(self, key: Callable[[MeasurementSet], str]) -> dict[str, tuple[float, int]]:
+        """Mean CV error and point count per group of sets (``key`` names a set's group:
+        :func:`gpu_of`, :func:`recipe_family_of`, or a GPU family via the specs)."""
+        return self.by_point(lambda mset, _point: key(mset))
+
+    def by_point(
+        self,
+        key: Callable[[MeasurementSet, Point], str],
+        model: ModelKind = ModelKind.CALIBRATED,
+    ) -> dict[str, tuple[float, int]]:
+        """Mean CV error and point count per group of points (``key``: a point's group);
+        ``model=TORCHAO``: torchao's error on the same points (it is never refitted)."""
+        groups: dict[str, list[float]] = {}
+        for fold in self.folds:
+            for result in fold.results:
+                for p in result.points:
+                    groups.setdefault(key(result.set, p.point), []).append(abs(p.error(model)))
+        return {name: (statistics.fmean(v), len(v)) for name, v in sorted(groups.items())}
+
+
+def gpu_of(mset: MeasurementSet) -> str:
+    """A set's GPU (a grouping key for :meth:`CrossValidation.by`)."""
+    return mset.gpu
+
+
+def recipe_family_of(mset: MeasurementSet) -> str:
+    """A set's recipe family: float8, blockwise, mx, nvfp4."""
+    return get_recipe(mset.recipe, mset.mode).family.value
+
+
+def gpu_family_key(specs: SpecDatabase) -> Callable[[MeasurementSet], str]:
+    """A set's GPU architecture family (:func:`~roofline.calibration.params.family_of`)."""
+    return lambda mset: family_of(specs[mset.gpu])
+
+
+def _scored(sets: Sequence[MeasurementSet]) -> tuple[MeasurementSet, ...]:
+    return tuple(s for s in sets if s.role is not SetRole.CONTEXT)
+
+
+def fold_for(
+    source: str,
+    sets: Sequence[MeasurementSet],
+    measurements: MeasurementDatabase,
+    specs: SpecDatabase,
+    data: CalibrationData,
+) -> Fold:
+    """Refit without ``source`` and predict its scored ``sets``."""
+    left_out = {s.id for s in sets}
+    pruned = without_sets(data, left_out)
+    dropped = tuple(
+        f"{gpu or 'all GPUs'}: {entry.key}"
+        for gpu, entry in data.entries()
+        if not set(entry.sets) - left_out
+    )
+    train = [s for s in measurements.by_role(SetRole.FIT) if s.id not in left_out]
+    refit = pruned
+    if pruned.entries() and train:
+        result = fit_on(pruned, train, specs)
+        refit = with_values(pruned, result.parameters, result.fitted)
+    results = tuple(validate_set(s, specs, refit) for s in _scored(sets))
+    return Fold(source, dropped, results)
+
+
+def cross_validate(
+    measurements: MeasurementDatabase,
+    specs: SpecDatabase,
+    data: CalibrationData,
+    report: ValidationReport,
+) -> CrossValidation:
+    """Leave each source out in turn (see the module docstring)."""
+    folds = tuple(
+        fold_for(source, sets, measurements, specs, data)
+        for source, sets in sources(measurements.sets).items()
+        if _scored(sets)
+    )
+    return CrossValidation(report, folds)
+
+
+#: How :func:`own_fit_cv` cuts its folds (``method`` of the calibration file's ``[gpu.cv]``).
+OWN_FIT_METHOD = "leave one shape out"
+
+
+def own_fit_cv(
+    data: CalibrationData, gpu: str, sets: Sequence[MeasurementSet], specs: SpecDatabase
+) -> GpuCv | None:
+    """The cross-validated error of refitting ``gpu`` on its own ``sets`` (what
+    ``roofline calibrate --gpu NAME`` fits): for each distinct shape, the GPU's parameters
+    are refitted from their starting values (``data``'s, or the fallbacks for parameters
+    it lacks) on the points at every other shape, and the points at that shape predicted.
+    One owner's file is one source, so the folds are cut by shape, the next-coarsest unit;
+    None with fewer than two distinct shapes (nothing to leave out)."""
+    start = with_gpu_parameters(data, gpu, sets, specs)
+    parameters = [p for p in free_parameters(start) if p[0] == gpu]
+    shapes = sorted({p.shapes for s in sets for p in s.points})
+    if len(shapes) < 2 or not parameters:
+        return None
+    errors: list[float] = []
+    for shape in shapes:
+        train = [replace(s, points=kept) for s in sets
+                 if (kept := tuple(p for p in s.points if p.shapes != shape))]  # fmt: skip
+        test = [replace(s, points=left) for s in sets
+                if (left := tuple(p for p in s.points if p.shapes == shape))]  # fmt: skip
+        result = fit_on(start, train, specs, parameters)
+        refit = with_values(start, result.parameters, result.fitted)
+        for mset in test:
+            predicted = predict_set(mset, specs, refit)
+            pairs = zip(predicted, mset.points, strict=True)
+            errors += [abs(float(v) / p.value - 1) for v, p in pairs]
+    ids = tuple(s.id for s in sets)
+    return GpuCv(statistics.fmean(errors), len(errors), len(shapes), OWN_FIT_METHOD, ids)
+
+
+#: A stored parameter is weakly determined when the sets it was fitted or read on hold
+#: fewer points than this, or fewer distinct shapes than :data:`MIN_SUPPORT_SHAPES`.
+MIN_SUPPORT_POINTS = 3
+MIN_SUPPORT_SHAPES = 2
+
+
+@dataclass(frozen=True)
+class Support:
+    """How much data pins one stored parameter."""
+
+    gpu: str | None  # None: a model-wide parameter
+    key: str
+    points: int
+    shapes: int
+
+    @property
+    def weak(self) -> bool:
+        """Fewer than 3 points, or fewer than 2 distinct shapes."""
+        return self.points < MIN_SUPPORT_POINTS or self.shapes < MIN_SUPPORT_SHAPES
+
+
+def support(data: CalibrationData, measurements: MeasurementDatabase) -> tuple[Support, ...]:
+    """Points and distinct shapes behind every stored parameter (its entry's sets)."""
+    known = {s.id: s for s in measurements.sets}
+    out = []
+    for gpu, entry in data.entries():
+        points = [p for set_id in entry.sets if set_id in known for p in known[set_id].points]
+        shapes = {p.shapes for p in points}
+        out.append(Support(gpu, entry.key, len(points), len(shapes)))
+    return tuple(out)
+
+
+#: Shape-size buckets of the Validation page: a point's largest GEMM, M x K x N.
+SIZE_BUCKETS: tuple[tuple[str, float], ...] = (
+    ("MKN < 2^27", 2.0**27),
+    ("2^27 <= MKN < 2^30", 2.0**30),
+    ("2^30 <= MKN < 2^33", 2.0**33),
+    ("2^33 <= MKN < 2^36", 2.0**36),
+    ("2^36 <= MKN < 2^39", 2.0**39),
+    ("MKN >= 2^39", math.inf),
+)
+
+
+def size_of(_mset: MeasurementSet, point: Point) -> str:
+    """The size bucket of a point (its largest GEMM's M x K x N); a key for
+    :meth:`CrossValidation.by_point`."""
+    mkn = max(float(m) * k * n for m, k, n in point.shapes)
+    return next(name for name, limit in SIZE_BUCKETS if mkn < limit)
+
+
+def by_size(cv: CrossValidation, model: ModelKind = ModelKind.CALIBRATED) -> dict[str, float]:
+    """Mean CV error per shape-size bucket, smallest first (empty buckets left out);
+    ``model=TORCHAO``: torchao's error over the same points."""
+    errors = cv.by_point(size_of, model)
+    return {name: errors[name][0] for name, _ in SIZE_BUCKETS if name in errors}
+
+
+def points_by_size(cv: CrossValidation) -> dict[str, int]:
+    """Scored points per shape-size bucket, smallest first (empty buckets left out)."""
+    errors = cv.by_point(size_of)
+    return {name: errors[name][1] for name, _ in SIZE_BUCKETS if name in errors}
+
+
+def bands_from(cv: CrossValidation, specs: SpecDatabase) -> str:
+    """The error-band file (:mod:`roofline.analysis.error_bands`) of a cross-validation."""
+    gpus = {name: error for name, (error, _) in cv.by(gpu_of).items()}
+    families = {name: error for name, (error, _) in cv.by(gpu_family_key(specs)).items()}
+    tables = {
+        "source": {f.source: f.cv_mean_error() for f in cv.folds},
+        "source_torchao": {f.source: f.torchao_mean_error() for f in cv.folds},
+        "recipe_family": {n: e for n, (e, _) in cv.by(recipe_family_of).items()},
+        "size": by_size(cv),
+        "size_torchao": by_size(cv, ModelKind.TORCHAO),
+    }
+    extra = {"fit": cv.fit_mean_error(), "torchao": cv.torchao_mean_error()}
+    return bands_toml(cv.cv_mean_error(), gpus, families, extra, tables, points_by_size(cv))

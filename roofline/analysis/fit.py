@@ -1,0 +1,232 @@
+"""Refitting the calibrated model's stored parameters on the ``fit`` measurement sets.
+
+Every entry of the calibration file whose basis is ``fitted`` or ``measured`` is a free
+parameter; the fit minimises the squared log-ratio of predicted to measured values over
+every point of every ``fit`` set (a log ratio weighs 10% high and 10% low alike, and
+speedups and microseconds alike), with scipy's bounded least squares. Holdout sets are
+never used. ``roofline calibrate`` prints the result beside the stored values, and a test
+keeps the two in step, so no stored number is tuned by hand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from roofline.calibration.bounds import fit_bounds
+from roofline.calibration.data import GLOBAL_KEYS, GPU_VALUE_KEYS, CalibrationData, Entry
+from roofline.calibration.params import calibration_for
+from roofline.errors import RooflineError
+from roofline.measurements import MeasurementDatabase, MeasurementSet, SetRole
+from roofline.specs import SpecDatabase
+
+# (GPU name, or None for a model-wide parameter; parameter key)
+ParameterId = tuple[str | None, str]
+#: A singular value of the scaled Jacobian below this fraction of the largest is a
+#: direction the data does not constrain (numerically zero).
+RANK_TOLERANCE = 1e-6
+#: A parameter is undetermined when its share of those null directions exceeds this.
+NULL_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Fitted values beside the stored ones, and the fit's error on the fit sets."""
+
+    parameters: tuple[ParameterId, ...]
+    stored: tuple[float, ...]
+    fitted: tuple[float, ...]
+    mean_log_error: float
+    # Per parameter: whether the fit sets determine it (see :func:`identifiability`);
+    # empty when unknown. ``rank``: the rank of the fit's Jacobian at the solution.
+    determined: tuple[bool, ...] = ()
+    rank: int | None = None
+
+    def undetermined(self) -> list[ParameterId]:
+        """The parameters the data cannot determine (their refit values mean nothing)."""
+        return [p for p, ok in zip(self.parameters, self.determined, strict=True) if not ok]
+
+    def rows(self) -> list[tuple[str, str, float, float]]:
+        """(GPU or "all GPUs", key, stored, fitted) per parameter."""
+        return [
+            (gpu or "all GPUs", key, old, new)
+            for (gpu, key), old, new in zip(self.parameters, self.stored, self.fitted, strict=True)
+        ]
+
+    def largest_change(self) -> float:
+        """The largest absolute relative change from a stored to a fitted value."""
+        return max(
+            (
+                abs(relative_change(old, new))
+                for old, new in zip(self.stored, self.fitted, strict=True)
+            ),
+            default=0.0,
+        )
+
+
+def relative_change(stored: float, fitted: float) -> float:
+    """fitted / stored - 1; a value moving away from 0 is an infinite change."""
+    if stored == 0:
+        return 0.0 if fitted == 0 else math.inf
+    return fitted / stored - 1
+
+
+def free_parameters(data: CalibrationData) -> list[ParameterId]:
+    """Every stored parameter, model-wide ones first, in file order."""
+    return [(gpu, entry.key) for gpu, entry in data.entries()]
+
+
+def with_values(
+    data: CalibrationData, parameters: Sequence[ParameterId], values: Sequence[float]
+) -> CalibrationData:
+    """``data`` with the given parameters set to ``values``."""
+    globals_ = dict(data.globals)
+    gpus = {name: dict(entries) for name, entries in data.gpus.items()}
+    for (gpu, key), value in zip(parameters, values, strict=True):
+        table = globals_ if gpu is None else gpus[gpu]
+        table[key] = replace(table[key], value=float(value))
+    return replace(data, globals=globals_, gpus=gpus)
+
+
+def _bounds(parameters: Sequence[ParameterId]) -> tuple[list[float], list[float]]:
+    # The physical bounds (roofline.calibration.bounds): a fit can never leave them.
+    pairs = [fit_bounds(key) for _, key in parameters]
+    return [low for low, _ in pairs], [high for _, high in pairs]
+
+
+def _residuals(
+    sets: Sequence[MeasurementSet], specs: SpecDatabase, data: CalibrationData
+) -> np.ndarray:
+    from roofline.analysis.validation import predict_set  # validation imports this package
+
+    parts = []
+    for mset in sets:
+        predicted = predict_set(mset, specs, data)
+        measured = np.array([p.value for p in mset.points])
+        parts.append(np.log(predicted / measured))
+    return np.concatenate(parts)
+
+
+def calibrate(
+    measurements: MeasurementDatabase | None = None,
+    specs: SpecDatabase | None = None,
+    calibration: CalibrationData | None = None,
+) -> FitResult:
+    """Refit the calibrated model's stored parameters on the ``fit`` sets of
+    ``measurements`` (what ``roofline calibrate`` prints), by bounded least squares.
+
+    Each argument defaults to the bundled file: the measurement sets
+    (:func:`roofline.measurements.load_measurements`), the spec database
+    (:func:`roofline.specs.load_specs`) and the stored calibration
+    (:func:`roofline.calibration.load_calibration`). Holdout and context sets are never
+    fitted on. Needs scipy (``pip install roofline-atlas[fit]``): without it, ImportError.
+    """
+    from roofline.calibration.data import load_calibration
+    from roofline.measurements import load_measurements
+    from roofline.specs import load_specs
+
+    specs = specs if specs is not None else load_specs()
+    measurements = measurements if measurements is not None else load_measurements(specs=specs)
+    calibration = calibration if calibration is not None else load_calibration()
+    return fit(calibration, measurements, specs)
+
+
+def fit(
+    data: CalibrationData,
+    measurements: MeasurementDatabase,
+    specs: SpecDatabase,
+    gpu: str | None = None,
+) -> FitResult:
+    """Refit every stored parameter of ``data`` on the fit sets of ``measurements``; with
+    ``gpu``, only that GPU's stored parameters (on the fit sets measured on it)."""
+    sets = measurements.by_role(SetRole.FIT)
+    if gpu is None:
+        return fit_on(data, sets, specs)
+    own = [s for s in sets if s.gpu == gpu]
+    if not own:
+        raise RooflineError(f"--gpu: no fit set of {measurements.origin} was measured on {gpu}")
+    data = with_gpu_parameters(data, gpu, own, specs)
+    parameters = [p for p in free_parameters(data) if p[0] == gpu]
+    return fit_on(data, own, specs, parameters)
+
+
+#: The note of a parameter that ``roofline calibrate --gpu`` adds for a GPU.
+ADDED_NOTE = "fitted by roofline calibrate --gpu on this GPU's own measurement sets"
+
+
+def with_gpu_parameters(
+    data: CalibrationData, gpu: str, sets: Sequence[MeasurementSet], specs: SpecDatabase
+) -> CalibrationData:
+    """``data`` with an entry for every per-GPU parameter that predictions of ``sets``
+    (measured on ``gpu``) depend on and ``data`` does not store for ``gpu``: a GPU its
+    owner measured gets parameters of its own, each starting at the value it resolves to
+    without them (its family's or every GPU's, :mod:`roofline.calibration.params`), with
+    basis ``fitted`` and the set ids. Stored entries are kept as they are."""
+    from roofline.analysis.validation import set_parameter_keys  # validation imports this package
+
+    stored = dict(data.gpus.get(gpu, {}))
+    used = set().union(*(set_parameter_keys(s) for s in sets)) - stored.keys()
+    if not used:
+        return data
+    start = calibration_for(specs[gpu], specs, data).values
+    keys = {s.id: set_parameter_keys(s) for s in sets}
+    for key in sorted(used, key=GPU_VALUE_KEYS.index):
+        low, high = fit_bounds(key)
+        value = min(max(start[key].value, low), high)
+        ids = tuple(s.id for s in sets if key in keys[s.id])  # the sets that inform it
+        stored[key] = Entry(key, value, "fitted", ids, ADDED_NOTE)
+    return replace(data, gpus={**data.gpus, gpu: stored})
+
+
+def fit_on(
+    data: CalibrationData,
+    sets: Sequence[MeasurementSet],
+    specs: SpecDatabase,
+    parameters: Sequence[ParameterId] | None = None,
+) -> FitResult:
+    """Refit every stored parameter of ``data`` (or only ``parameters``) on ``sets``
+    (cross-validation passes the fit sets of every source but one)."""
+    from scipy.optimize import least_squares  # optional: the `fit` extra
+
+    parameters = list(parameters) if parameters is not None else free_parameters(data)
+    stored = [_entry(data, p).value for p in parameters]
+    scale = [1e-6 if key in GLOBAL_KEYS else 0.1 for _, key in parameters]
+    low, high = _bounds(parameters)
+    start = np.clip(stored, low, high)
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        return _residuals(sets, specs, with_values(data, parameters, x))
+
+    solution = least_squares(residuals, start, bounds=(low, high), x_scale=scale)
+    error = float(np.mean(np.abs(residuals(solution.x))))
+    rank, determined = identifiability(solution.jac, scale)
+    return FitResult(
+        tuple(parameters), tuple(stored), tuple(solution.x.tolist()), error, determined, rank
+    )
+
+
+def identifiability(jac: np.ndarray, scale: Sequence[float]) -> tuple[int, tuple[bool, ...]]:
+    """The rank of the fit's Jacobian and, per parameter, whether the data determine it.
+
+    Columns are scaled by each parameter's typical size (``scale``: seconds and fractions
+    differ by 1e5) before the SVD. A parameter is undetermined when the right singular
+    vectors of the (numerically) zero singular values, the directions along which the
+    residuals do not change, carry more than :data:`NULL_SHARE` of its unit vector: one
+    data point determines one combination of parameters, not 27 of them.
+    """
+    scaled = np.asarray(jac, dtype=float) * np.asarray(scale, dtype=float)
+    n = scaled.shape[1]
+    _, singular, vt = np.linalg.svd(scaled, full_matrices=True)
+    top = float(singular[0]) if singular.size else 0.0
+    rank = int(np.sum(singular > RANK_TOLERANCE * top)) if top > 0 else 0
+    null = vt[rank:]  # rows: an orthonormal basis of the null space (n - rank of them)
+    share = np.sqrt(np.sum(null**2, axis=0)) if null.size else np.zeros(n)
+    return rank, tuple(bool(s <= NULL_SHARE) for s in share)
+
+
+def _entry(data: CalibrationData, parameter: ParameterId) -> Entry:
+    gpu, key = parameter
+    return data.globals[key] if gpu is None else data.gpus[gpu][key]

@@ -1,0 +1,1 @@
+"""The models' terms: torchao's (exact) and the calibrated one, built from the same pieces."""

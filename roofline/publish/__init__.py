@@ -1,0 +1,1 @@
+"""How the model is published: LaTeX, JavaScript, citations, site paths, slugs, notes."""

@@ -1,0 +1,1 @@
+"""Every matplotlib call of the site, imported only by the chart workers."""

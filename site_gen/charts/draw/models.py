@@ -1,0 +1,176 @@
+"""The model x GPU page's chart: the linear layers' time per training step, per recipe.
+
+One horizontal bar per recipe (bf16, each candidate recipe, the best per-GEMM mix),
+stacked by the model's GEMMs in the calibrated model, torchao's model's total marked
+beside each bar. :func:`time_chart` asks for it (a :class:`~site_gen.charts.jobs.PlotJob`);
+:func:`model_time_svg` draws it in a worker from plain data.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.collections import PolyCollection
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+from roofline import units
+from roofline.analysis.policy import BF16_NAME, ModelPlan
+from site_gen.charts.draw.style import TOL_MUTED, WIDTH_IN, bar_polygons, to_svg
+from site_gen.charts.jobs import PlotJob
+from site_gen.gather.models import ModelRun
+
+#: Stacked segments at most: the largest GEMMs by name, then the rest as one.
+MAX_SEGMENTS = 8
+UNIT_WORDS = {"µs": "microseconds", "ms": "milliseconds", "s": "seconds"}
+MIX_LABEL = "best per-GEMM mix"
+
+
+def segment_groups(plan: ModelPlan) -> list[tuple[str, list[int]]]:
+    """(label, indices into ``plan.gemms``) per segment: GEMMs of the same name in
+    different blocks together, largest bf16 time first, the smallest lumped together
+    beyond :data:`MAX_SEGMENTS`."""
+    by_name: dict[str, list[int]] = {}
+    for index, g in enumerate(plan.gemms):
+        by_name.setdefault(g.instance.name, []).append(index)
+
+    def bf16_s(indices: list[int]) -> float:
+        return sum(plan.gemms[i].times[BF16_NAME].total_s for i in indices)
+
+    ordered = sorted(by_name.items(), key=lambda item: -bf16_s(item[1]))
+    if len(ordered) <= MAX_SEGMENTS:
+        return ordered
+    kept, rest = ordered[: MAX_SEGMENTS - 1], ordered[MAX_SEGMENTS - 1 :]
+    lumped = [i for _, indices in rest for i in indices]
+    return [*kept, (f"{len(rest)} smaller GEMMs", lumped)]
+
+
+def _bar_seconds(plan: ModelPlan, groups: list[tuple[str, list[int]]]
+                 ) -> tuple[list[str], np.ndarray]:  # fmt: skip
+    """Bar labels (bf16, each recipe, the mix) and seconds per bar and segment; bf16
+    alone when no recipe is a candidate (the mix would be bf16 again)."""
+    names = [BF16_NAME, *plan.recipes, MIX_LABEL] if plan.recipes else [BF16_NAME]
+    seconds = np.zeros((len(names), len(groups)))
+    for row, name in enumerate(names):
+        for col, (_, indices) in enumerate(groups):
+            gemms = [plan.gemms[i] for i in indices]
+            if name == MIX_LABEL:
+                seconds[row, col] = sum(g.times[g.best].total_s for g in gemms)
+            else:
+                seconds[row, col] = sum(g.time_in(name).total_s for g in gemms)
+    return names, seconds
+
+
+def time_chart(run: ModelRun, path: str) -> PlotJob:
+    """The stacked time chart of one model on one GPU (docs-relative SVG ``path``)."""
+    plan = run.calibrated
+    groups = segment_groups(plan)
+    names, seconds = _bar_seconds(plan, groups)
+    torchao = run.torchao
+    reference = [torchao.baseline.time.total_s if name == BF16_NAME
+                 else torchao.mix().time.total_s if name == MIX_LABEL
+                 else torchao.total(name).time.total_s for name in names]  # fmt: skip
+    title = (f"{run.preset.display_name} on {run.gpu.name}: linear layers per training step,"
+             f"\n{run.tokens:,} tokens per device (calibrated model)")  # fmt: skip
+    return PlotJob(path, "model_time", dict(
+        title=title, bars=names, segments=[label for label, _ in groups], seconds=seconds,
+        reference_s=reference,
+    ))  # fmt: skip
+
+
+#: Longest bar or legend label drawn; longer ones end in "…" (the page's tables have them whole).
+MAX_LABEL_CHARS = 28
+
+
+def time_unit(largest_s: float) -> tuple[str, float]:
+    """(unit, factor from seconds) that shows ``largest_s`` as a number from 1 to 1000
+    or so: µs below a millisecond, ms below a second, s beyond (no "0 ms" axes)."""
+    if largest_s >= 1:
+        return "s", 1.0
+    if largest_s >= 1e-3:
+        return "ms", 1e3
+    return "µs", 1e6
+
+
+def axis_ticks(right: float) -> tuple[np.ndarray, int]:
+    """Tick positions over [0, right] (at most 6 nice steps) and the decimals their labels
+    need to differ: never "0 0 0 0 0 0 1"."""
+    ticks = MaxNLocator(nbins=6, steps=[1, 2, 2.5, 5, 10]).tick_values(0, right)
+    ticks = ticks[(ticks >= 0) & (ticks <= right * 1.0001)]
+    step = float(ticks[1] - ticks[0]) if len(ticks) > 1 else max(right, 1.0)
+    decimals = max(0, -math.floor(math.log10(step))) if step > 0 else 0
+    if step * 10**decimals % 1:  # a step of 2.5 needs one more
+        decimals += 1
+    return ticks, decimals
+
+
+def amount(value: float) -> str:
+    """A bar's total in the chart's unit, to three significant digits or whole: ``1,234``,
+    ``12.3``, ``0.123``."""
+    if value >= 100:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def short_label(text: str, limit: int = MAX_LABEL_CHARS) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis (labels are never clipped
+    by the figure's edge)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def model_time_svg(
+    title: str,
+    bars: Sequence[str],
+    segments: Sequence[str],
+    seconds: np.ndarray,
+    reference_s: Sequence[float],
+) -> str:
+    """Horizontal bars stacked by segment (in µs, ms or s: :func:`time_unit`), the first
+    bar (bf16) on top; each bar labelled with its total and speedup over the first, and
+    a diamond at ``reference_s`` (torchao's model's total of the same bar)."""
+    n_bars, n_seg = seconds.shape
+    legend_rows = (n_seg + 2) // 3
+    height = 0.36 * n_bars + 1.3 + 0.24 * legend_rows
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, height))
+    bottom_in = 0.55 + 0.24 * legend_rows
+    fig.subplots_adjust(left=0.25, right=0.84, top=1 - 0.62 / height, bottom=bottom_in / height)
+    seconds = np.asarray(seconds, dtype=float)
+    largest_s = max(float(seconds.sum(axis=1).max()), float(np.max(reference_s)))
+    unit, factor = time_unit(largest_s)
+    values = seconds * factor  # in the chosen unit
+    y = np.arange(n_bars, dtype=float)
+    left = np.zeros(n_bars)
+    handles = []
+    for col, label in enumerate(segments):
+        colour = TOL_MUTED[col % len(TOL_MUTED)]
+        width = values[:, col]
+        ax.add_collection(PolyCollection(bar_polygons(left, width, y, 0.7), facecolors=colour,
+                                         edgecolors="white", linewidths=0.5))  # fmt: skip
+        handles.append(Patch(facecolor=colour, edgecolor="white", label=short_label(label)))
+        left = left + width
+    reference_in_unit = np.asarray(reference_s, dtype=float) * factor
+    ax.scatter(reference_in_unit, y, marker="D", s=26, color="black", edgecolors="white",
+               linewidths=0.8, zorder=3)  # fmt: skip
+    handles.append(Line2D([], [], marker="D", color="black", markeredgecolor="white",
+                          linestyle="none", label="torchao model: total"))  # fmt: skip
+    right = max(float(left.max()), float(reference_in_unit.max())) or 1.0
+    ax.set_xlim(0, right * 1.02)
+    ticks, decimals = axis_ticks(right)
+    ax.set_xticks(ticks)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.{decimals}f}"))
+    for row in range(n_bars):
+        text = f" {amount(left[row])} {unit}, {units.speedup(left[0] / left[row])}"
+        ax.annotate(text, (1.0, y[row]), xycoords=("axes fraction", "data"), va="center",
+                    fontsize=8, annotation_clip=False)  # fmt: skip
+    ax.set_yticks(y, [short_label(b) for b in bars], fontsize=8.5)
+    ax.set_ylim(n_bars - 0.4, -0.6)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlabel(f"{UNIT_WORDS[unit]} per step (forward + backward)")
+    ax.set_title(title, loc="left", fontsize=10)
+    fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.01, 0.0), ncols=3,
+               fontsize=8, frameon=False)  # fmt: skip
+    return to_svg(fig)

@@ -1,0 +1,397 @@
+"""Stage 2b: matplotlib charts as deterministic SVG strings (building blocks in
+:mod:`site_gen.charts.draw.style`).
+
+Every function takes plain data (numbers, arrays, strings) so it can run in a worker
+process, and returns the SVG text. Charts have a white background so they read the same
+in Material's light and dark schemes; palettes are colour-blind safe (Okabe-Ito for
+lines and categories, Paul Tol's muted set for stacked terms, RdBu for speedups).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.collections import PolyCollection
+from matplotlib.colors import ListedColormap, TwoSlopeNorm
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import FuncFormatter, NullFormatter
+
+from site_gen.charts.draw.style import (
+    BF16_GREY,
+    OKABE_ITO,
+    TOL_MUTED,
+    WIDTH_IN,
+    bar_polygons,
+    log2_axis,
+    mark_shape,
+    to_svg,
+)
+
+_CACHE: dict[str, dict] = {}
+
+
+#: torchao's model beside the calibrated one: dashed, in the same colour.
+REFERENCE_STYLE = (0, (5, 3))
+
+
+def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None,
+                    reference: bool = False) -> dict:  # fmt: skip
+    """A heatmap figure built once per process and per grid, reused with new data."""
+    key = f"heatmap-{x[0]}-{x[-1]}-{len(x)}-{y[0]}-{y[-1]}-{len(y)}-{mark}-{reference}"
+    if key in _CACHE:
+        return _CACHE[key]
+    dx, dy = (x[1] - x[0]) / 2, (y[1] - y[0]) / 2
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.6))
+    fig.subplots_adjust(left=0.09, right=0.9, bottom=0.11, top=0.93)
+    image = ax.imshow(
+        np.ones((len(y), len(x))),
+        origin="lower",
+        aspect="auto",
+        extent=(x[0] - dx, x[-1] + dx, y[0] - dy, y[-1] + dy),
+        cmap="RdBu",
+        norm=TwoSlopeNorm(vcenter=1.0, vmin=0.5, vmax=2.0),
+        interpolation="nearest",
+    )
+    if reference:
+        ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1, calibrated model")
+        ax.plot([], [], color="black", linewidth=1.4, linestyle=REFERENCE_STYLE,
+                label="speedup = 1, torchao model")  # fmt: skip
+    else:
+        ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1")
+    if mark is not None:
+        mark_shape(ax, mark, "#FFD23F", label=f"M={mark[0]}, K=N={mark[1]}")
+    ax.legend(loc="upper left", framealpha=0.9)
+    log2_axis(ax.xaxis, x[0], x[-1])
+    log2_axis(ax.yaxis, y[0], y[-1])
+    ax.grid(False)
+    ax.set_xlabel("M (tokens per GEMM, log2 scale)")
+    ax.set_ylabel("K = N (log2 scale)")
+    bar = fig.colorbar(image, cax=fig.add_axes((0.915, 0.11, 0.02, 0.82)))
+    bar.set_label("speedup over bf16 (×); >1 is faster")
+    _CACHE[key] = {"fig": fig, "ax": ax, "image": image, "bar": bar, "contour": None,
+                   "reference": None}  # fmt: skip
+    return _CACHE[key]
+
+
+def _crosses_one(values: np.ndarray) -> bool:
+    return bool(np.min(values) < 1.0 < np.max(values))
+
+
+def heatmap_svg(
+    title: str,
+    heat_m: np.ndarray,
+    heat_kn: np.ndarray,
+    speedup: np.ndarray,
+    mark: tuple[int, int] | None,
+    reference: np.ndarray | None = None,
+) -> str:
+    """Speedup over log2 M x log2 K=N, RdBu centred on 1, with the speedup = 1 contour;
+    ``reference`` (torchao's speedups over the same grid) adds its contour, dashed."""
+    x, y = np.log2(heat_m), np.log2(heat_kn)
+    parts = _heatmap_figure(x, y, mark, reference is not None)
+    for name in ("contour", "reference"):
+        if parts[name] is not None:
+            parts[name].remove()
+            parts[name] = None
+    vmin = min(float(np.min(speedup)), 0.95)
+    vmax = max(float(np.max(speedup)), 1.05)
+    parts["image"].set_data(speedup)
+    parts["image"].set_norm(TwoSlopeNorm(vcenter=1.0, vmin=vmin, vmax=vmax))
+    parts["bar"].update_normal(parts["image"])
+    if _crosses_one(speedup):
+        parts["contour"] = parts["ax"].contour(
+            x, y, speedup, levels=[1.0], colors="black", linewidths=1.4
+        )
+    if reference is not None and _crosses_one(reference):
+        parts["reference"] = parts["ax"].contour(
+            x, y, reference, levels=[1.0], colors="black", linewidths=1.4,
+            linestyles=[REFERENCE_STYLE],
+        )  # fmt: skip
+    parts["ax"].set_title(title)
+    return to_svg(parts["fig"], close=False)
+
+
+def _curves_figure(x: np.ndarray, kns: tuple[int, ...], reference: bool) -> dict:
+    """A curves figure built once per process, grid and K = N list, reused with new data.
+
+    Colour and marker tell K = N apart; with a ``reference``, solid lines are the
+    calibrated model and dashed ones torchao's (the legend, under the plot, says so).
+    """
+    key = f"curves-{x[0]}-{x[-1]}-{len(x)}-{kns}-{reference}"
+    if key in _CACHE:
+        return _CACHE[key]
+    # With a reference, the legend goes under the plot: the curves keep the full width,
+    # which a phone screen needs.
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.7 if reference else 4.0))
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.25 if reference else 0.12, top=0.93)
+    markers = ("o", "s", "^", "D", "v", "P", "X")
+    lines, dashed = [], []
+    for i, kn in enumerate(kns):
+        style = dict(color=OKABE_ITO[i % len(OKABE_ITO)], linewidth=1.8,
+                     marker=markers[i % len(markers)], markersize=4, markevery=(8 * i, 48))
+        lines.append(ax.plot(x, np.ones_like(x), label=f"K = N = {kn}", **style)[0])
+        if reference:
+            dashed.append(ax.plot(x, np.ones_like(x), color=style["color"], linewidth=1.2,
+                                  linestyle=REFERENCE_STYLE, alpha=0.85)[0])  # fmt: skip
+    ax.axhline(1.0, color="#555555", linewidth=1.0, linestyle=(0, (1, 2)))
+    ax.text(x[0], 1.0, " break-even (speedup = 1)", va="bottom", ha="left", fontsize=8,
+            color="#555555")  # fmt: skip
+    log2_axis(ax.xaxis, x[0], x[-1])
+    ax.set_xlabel("M (tokens per GEMM, log2 scale)")
+    ax.set_ylabel("speedup over bf16 (×)")
+    if reference:
+        handles = [*lines, Line2D([], [], color="#333333", linewidth=1.8, label="calibrated model"),
+                   Line2D([], [], color="#333333", linewidth=1.2, linestyle=REFERENCE_STYLE,
+                          label="torchao model")]  # fmt: skip
+        fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.53, 0.0), ncols=4,
+                   frameon=False)  # fmt: skip
+    else:
+        ax.legend(loc="upper left", framealpha=0.9)
+    _CACHE[key] = {"fig": fig, "ax": ax, "lines": lines, "dashed": dashed}
+    return _CACHE[key]
+
+
+def curves_svg(title: str, curve_m: np.ndarray, curves: dict[int, np.ndarray],
+               reference: dict[int, np.ndarray] | None = None) -> str:  # fmt: skip
+    """Speedup vs M (log2) for several K = N, with the break-even line; ``reference``
+    (torchao's curves for the same K = N) is drawn dashed beside them."""
+    x = np.log2(curve_m)
+    parts = _curves_figure(x, tuple(curves), reference is not None)
+    for line, values in zip(parts["lines"], curves.values(), strict=True):
+        line.set_ydata(values)
+    shown = list(curves.values())
+    if reference is not None:
+        for line, values in zip(parts["dashed"], reference.values(), strict=True):
+            line.set_ydata(values)
+        shown += list(reference.values())
+    ax = parts["ax"]
+    top = max(float(np.max(v)) for v in shown)
+    bottom = min(float(np.min(v)) for v in shown)
+    span = max(top, 1.0) - min(bottom, 1.0)
+    ax.set_ylim(min(bottom, 1.0) - 0.05 * span, max(top, 1.0) + 0.08 * span)
+    ax.set_xlim(x[0], x[-1])
+    ax.set_title(title)
+    return to_svg(parts["fig"], close=False)
+
+
+def breakdown_svg(
+    title: str,
+    shape_labels: Sequence[str],
+    recipe_label: str,
+    terms: Sequence[tuple[str, bool, np.ndarray]],
+    reference_share: Sequence[float] | None = None,
+) -> str:
+    """Stacked time per GEMM and cast kernel, as a share of each shape's bf16 time.
+
+    ``terms`` holds (label, is_baseline, seconds per shape); baseline terms stack on the
+    bf16 bar of each shape, the others on the recipe bar (whose length is 1/speedup).
+    ``reference_share`` (torchao's low-precision time per shape, % of its own bf16 time)
+    is marked on each recipe bar.
+    """
+    n_shapes = len(shape_labels)
+    baseline_s = np.zeros(n_shapes)
+    for _, is_baseline, seconds in terms:
+        if is_baseline:
+            baseline_s = baseline_s + np.asarray(seconds, dtype=float)
+    labels = list(dict.fromkeys(label for label, _, _ in terms))
+    colours = {label: TOL_MUTED[i % len(TOL_MUTED)] for i, label in enumerate(labels)}
+    hatches = {label: ("///" if i >= len(TOL_MUTED) else None) for i, label in enumerate(labels)}
+    legend_rows = (len(labels) + (reference_share is not None) + 1) // 2
+    key = f"breakdown-{n_shapes}-{legend_rows}"
+    if key not in _CACHE:
+        fig, ax = plt.subplots(figsize=(WIDTH_IN, 0.62 * n_shapes + 3.4))
+        bottom = 0.08 + 0.032 * legend_rows + 0.06
+        fig.subplots_adjust(left=0.36, right=0.98, top=0.95, bottom=bottom)
+        ax.axvline(100.0, color="#555555", linewidth=0.8, linestyle=(0, (4, 3)))
+        ax.grid(axis="y", visible=False)
+        ax.set_xlabel("time, % of the bf16 time of the same shape")
+        _CACHE[key] = {"fig": fig, "ax": ax}
+    fig, ax = _CACHE[key]["fig"], _CACHE[key]["ax"]
+    for collection in _CACHE[key].setdefault("bars", []):
+        collection.remove()
+    _CACHE[key]["bars"] = []
+    if ax.get_legend() is not None:
+        ax.get_legend().remove()
+    rows_y = np.arange(n_shapes) * 2.6
+    lefts = {True: np.zeros(n_shapes), False: np.zeros(n_shapes)}
+    handles: dict[str, Patch] = {}
+    for label, is_baseline, seconds in terms:
+        share = 100.0 * np.asarray(seconds, dtype=float) / baseline_s
+        y = rows_y + (0.0 if is_baseline else 1.0)
+        # One collection per term (not a Rectangle per bar): far cheaper to build and draw.
+        bars = PolyCollection(bar_polygons(lefts[is_baseline], share, y, 0.85),
+                              facecolors=colours[label], edgecolors="white", linewidths=0.4,
+                              hatch=hatches[label])  # fmt: skip
+        ax.add_collection(bars, autolim=False)
+        _CACHE[key]["bars"].append(bars)
+        handles.setdefault(label, Patch(facecolor=colours[label], hatch=hatches[label],
+                                        edgecolor="white", label=label))  # fmt: skip
+        lefts[is_baseline] = lefts[is_baseline] + share
+    ticks = np.concatenate([rows_y, rows_y + 1.0])
+    tick_labels = [
+        f"{lbl}   bf16 ({t * 1e6:,.0f} µs)" for lbl, t in zip(shape_labels, baseline_s, strict=True)
+    ]
+    tick_labels += [f"{recipe_label} ({p:.0f}%)" for p in lefts[False]]
+    ax.set_yticks(ticks, tick_labels, fontsize=8)
+    ax.set_ylim(ticks.max() + 0.7, -0.7)
+    right = max(100.0, float(np.max(lefts[False])))
+    if reference_share is not None:
+        marks = ax.scatter(reference_share, rows_y + 1.0, marker="D", s=30, color="black",
+                           edgecolors="white", linewidths=0.8, zorder=3)  # fmt: skip
+        _CACHE[key]["bars"].append(marks)
+        handles["torchao"] = Line2D([], [], marker="D", color="black", markeredgecolor="white",
+                                    linestyle="none", label="torchao model: low-precision total")
+        right = max(right, float(np.max(reference_share)))
+    ax.set_xlim(0, right * 1.04)
+    ax.set_title(title)
+    ax.legend(handles=list(handles.values()), loc="upper center", bbox_to_anchor=(0.3, -0.1),
+              ncols=2, fontsize=7.5, frameon=False)  # fmt: skip
+    return to_svg(fig, close=False)
+
+
+def roofline_svg(
+    title: str,
+    bandwidth_bytes_s: float,
+    eta_mem: float,
+    eta_gemm: float,
+    ceilings: Sequence[tuple[str, float]],
+    points: Sequence[tuple[str, str, float, float]],
+) -> str:
+    """Attainable FLOP/s vs arithmetic intensity: peak ceilings, memory slope, GEMM points.
+
+    ``ceilings``: (format, peak FLOP/s); ``points``: (label, format, FLOP/byte, FLOP/s).
+    """
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.8))
+    fig.subplots_adjust(left=0.11, right=0.98, bottom=0.11, top=0.93)
+    intensity = np.logspace(0, 4.3, 200)
+    top = max(p for _, p in ceilings)
+    ax.plot(intensity, np.minimum(intensity * bandwidth_bytes_s, top) / 1e12, color="#777777",
+            linewidth=1.0, linestyle=":",
+            label=f"memory slope {bandwidth_bytes_s / 1e12:g} TB/s")  # fmt: skip
+    for i, (fmt, peak) in enumerate(ceilings):
+        colour = OKABE_ITO[i]
+        roof = np.minimum(intensity * bandwidth_bytes_s, peak) / 1e12
+        ax.plot(intensity, roof, color=colour, linewidth=2.0,
+                label=f"{fmt} peak {peak / 1e12:,.0f} TFLOP/s")  # fmt: skip
+        achievable = np.minimum(intensity * bandwidth_bytes_s * eta_mem, peak * eta_gemm) / 1e12
+        ax.plot(intensity, achievable, color=colour, linewidth=1.0, linestyle="--")
+        ridge = peak / bandwidth_bytes_s
+        ax.annotate(f"ridge {ridge:,.0f}", (ridge, peak / 1e12), textcoords="offset points",
+                    xytext=(4, -12), fontsize=8, color=colour)  # fmt: skip
+    markers = {"bf16": "o", "fp8": "s", "fp4": "D"}
+    fmt_colour = {fmt: OKABE_ITO[i] for i, (fmt, _) in enumerate(ceilings)}
+    labelled = 0
+    for label, fmt, ai, flops in points:
+        ax.plot(ai, flops / 1e12, marker=markers.get(fmt, "o"), color=fmt_colour.get(fmt, "k"),
+                markeredgecolor="black", markersize=6, linestyle="none")  # fmt: skip
+        if label:
+            # Staggered below the ceiling with a leader line: the llama GEMMs sit close
+            # together in intensity, so side-by-side names would overlap.
+            leader = {"arrowstyle": "-", "linewidth": 0.5, "color": "#999999"}
+            ax.annotate(label, (ai, flops / 1e12), textcoords="offset points",
+                        xytext=(6, -16 - 11 * labelled), fontsize=7, color="#333333", ha="left",
+                        va="center", arrowprops=leader)  # fmt: skip
+            labelled += 1
+    achievable_label = f"achievable, torchao model ({eta_gemm:.0%} GEMM, {eta_mem:.0%} memory)"
+    ax.plot([], [], color="#333333", linestyle="--", linewidth=1.0, label=achievable_label)
+    ax.plot([], [], marker="o", color="#333333", linestyle="none",
+            label="llama GEMMs (M=16384), per format")  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    # Plain-text tick labels: matplotlib's log labels are mathtext, which this site turns
+    # off (text.parse_math), so they would print as raw "$\\mathdefault{10^{3}}$".
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+        axis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("arithmetic intensity (FLOP/byte)")
+    ax.set_ylabel("attainable TFLOP/s")
+    ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=8, framealpha=0.95)
+    return to_svg(fig)
+
+
+def decision_svg(
+    title: str,
+    heat_m: np.ndarray,
+    heat_kn: np.ndarray,
+    best: np.ndarray,
+    recipes: Sequence[str],
+    mark: tuple[int, int] | None,
+) -> str:
+    """The fastest native recipe per (M, K=N) cell; grey = stay in bf16."""
+    x, y = np.log2(heat_m), np.log2(heat_kn)
+    dx, dy = (x[1] - x[0]) / 2, (y[1] - y[0]) / 2
+    # Colours go to the recipes that win somewhere, largest area first, so the common
+    # winners get the most distinct Okabe-Ito hues and yellow is rarely needed.
+    winners, counts = np.unique(best[best >= 0], return_counts=True)
+    order = [int(w) for _, w in sorted(zip(-counts, winners, strict=True))]
+    slot = {recipe: i + 1 for i, recipe in enumerate(order)}  # 0 is bf16
+    shown = np.vectorize(lambda v: slot.get(int(v), 0))(best) if best.size else best
+    colours = [BF16_GREY] + [OKABE_ITO[i % len(OKABE_ITO)] for i in range(len(order))]
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.4))
+    fig.subplots_adjust(left=0.09, right=0.66, bottom=0.11, top=0.93)
+    ax.imshow(
+        shown,
+        origin="lower",
+        aspect="auto",
+        interpolation="nearest",
+        extent=(x[0] - dx, x[-1] + dx, y[0] - dy, y[-1] + dy),
+        cmap=ListedColormap(colours),
+        vmin=-0.5,
+        vmax=len(colours) - 0.5,
+    )
+    handles = [Patch(facecolor=colours[slot[r]], label=recipes[r]) for r in order]
+    if np.any(best < 0):
+        handles.append(Patch(facecolor=BF16_GREY, label="bf16 (no recipe wins)"))
+    if mark is not None:
+        mark_shape(ax, mark, "white")
+    log2_axis(ax.xaxis, x[0], x[-1])
+    log2_axis(ax.yaxis, y[0], y[-1])
+    ax.grid(False)
+    ax.set_xlabel("M (tokens per GEMM, log2 scale)")
+    ax.set_ylabel("K = N (log2 scale)")
+    # Left-aligned: a long GPU name must not run off the left edge of the figure.
+    ax.set_title(title, loc="left")
+    fig.legend(
+        handles=handles,
+        loc="upper left",
+        bbox_to_anchor=(0.67, 0.93),
+        fontsize=8,
+        title="fastest",
+        frameon=False,
+    )
+    return to_svg(fig)
+
+
+def compare_svg(
+    title: str, curve_m: np.ndarray, series: Sequence[tuple[str, bool, np.ndarray]]
+) -> str:
+    """Speedup vs M at one K = N for every GPU; dashed lines are hypothetical."""
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.6))
+    two_lines = "\n" in title
+    fig.subplots_adjust(left=0.08, right=0.64, bottom=0.11, top=0.89 if two_lines else 0.93)
+    x = np.log2(curve_m)
+    for i, (label, native, values) in enumerate(series):
+        colour = OKABE_ITO[i % 7]
+        width = 2.0 if i < 7 else 1.2
+        ax.plot(
+            x,
+            values,
+            color=colour,
+            linewidth=width,
+            linestyle="-" if native else "--",
+            marker=None if i < 7 else ".",
+            markevery=16,
+            label=label if native else f"{label} (hypothetical)",
+        )
+    ax.axhline(1.0, color="#555555", linewidth=1.0, linestyle=(0, (4, 3)))
+    log2_axis(ax.xaxis, x[0], x[-1], max_ticks=9)
+    ax.set_xlabel("M (tokens per GEMM, log2 scale)")
+    ax.set_ylabel("speedup over bf16 (×)")
+    # Left-aligned: long recipe names must not run off the left edge of the figure.
+    ax.set_title(title, loc="left")
+    fig.legend(loc="upper left", bbox_to_anchor=(0.65, 0.93), fontsize=7.5, frameon=False)
+    return to_svg(fig)

@@ -1,0 +1,231 @@
+"""Stage 1 for the grouped-GEMM (MoE) pages: each GPU x mode x recipe's grouped layers.
+
+A grouped page tabulates a few representative expert GEMMs, taken from the bundled
+model presets (:func:`roofline.presets.load_models`: the first routed-expert GEMM of each
+MoE model), over expert counts :data:`GROUPS` and tokens per device :data:`TOKENS`, in
+both models (torchao's and the calibrated one), term by term. It also carries the
+calibrated grouped terms' LaTeX with the GPU's numbers (:mod:`roofline.publish.latex`), printed
+here so that the build cache keeps them with the numbers. Nothing here prints or writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from roofline.calibration.params import CalibratedParameters
+from roofline.capability import Capability, Support, classify
+from roofline.errors import ShapeError
+from roofline.evaluate import compile_model, evaluate_terms
+from roofline.model.formulas import Quantity, Term, build_model
+from roofline.presets import LinearKind, load_models
+from roofline.publish.latex import instantiated
+from roofline.recipes import RECIPE_LIST, Mode, Recipe
+from roofline.specs import GpuSpec, SpecDatabase
+from site_gen.cache import BuildCache, digest, files_digest, gpu_digest, model_digest, tool_versions
+
+#: Expert counts per device the pages tabulate (G = 1 is the dense layer).
+GROUPS: tuple[int, ...] = (1, 8, 16, 32, 64, 128, 256)
+#: Tokens per device (micro-batch x sequence length); an expert GEMM routes top_k times as
+#: many rows. The last is the default the per-term tables use.
+TOKENS: tuple[int, ...] = (4096, 16384)
+DEFAULT_TOKENS = TOKENS[-1]
+#: The build cache's kind for grouped results (counted apart from the dense evaluations).
+CACHE_KIND = "grouped"
+#: Modes with grouped pages. Inference would add as many pages again for a GEMM whose
+#: grouped-only terms (one 2D-3D GEMM, the activation's rearrangement) training shows too.
+GROUPED_MODES: tuple[Mode, ...] = (Mode.TRAINING,)
+#: The calibrated terms whose formulas a grouped page prints, in this order (those the
+#: recipe has): the grouped GEMMs (the bf16 baseline, which gets the same rho, 2D-3D and
+#: 2D-2D), every weight cast (3D), then one scale rearrangement of each kind (M groups of
+#: the activation, per-group 3D weight scales, K groups); the others differ only in dims.
+FORMULA_TERMS: tuple[str, ...] = (
+    "gemm.output.bf16",
+    "gemm.output.lowp",
+    "gemm.grad_weight.lowp",
+    "rearrange.output.lhs",
+    "rearrange.output.rhs",
+    "rearrange.grad_weight.lhs",
+)
+
+
+@dataclass(frozen=True)
+class ExpertShape:
+    """One routed-expert GEMM of a model preset: ``K x N`` per expert, ``top_k`` experts
+    per token, ``experts`` in the layer."""
+
+    model: str  # preset name
+    title: str  # the model's display name
+    gemm: str
+    K: int
+    N: int
+    top_k: int
+    experts: int
+
+    def routed_m(self, tokens: int) -> int:
+        """Rows of the grouped GEMM for ``tokens`` tokens per device: tokens x top_k."""
+        return tokens * self.top_k
+
+    def allows(self, groups: int) -> bool:
+        """Whether ``groups`` experts per device can occur: a divisor of the experts."""
+        return groups <= self.experts and self.experts % groups == 0
+
+
+@functools.cache
+def expert_shapes() -> tuple[ExpertShape, ...]:
+    """The first routed-expert GEMM of each MoE preset of the bundled models file, one per
+    distinct ``K x N``, in file order."""
+    out: dict[tuple[int, int], ExpertShape] = {}
+    for preset in load_models():
+        for block in preset.blocks:
+            gemm = next((g for g in block.gemms if g.kind is LinearKind.EXPERT), None)
+            if gemm is None or block.experts is None or block.top_k is None:
+                continue
+            shape = ExpertShape(preset.name, preset.display_name, gemm.name, gemm.K, gemm.N,
+                                block.top_k, block.experts)  # fmt: skip
+            out.setdefault((gemm.K, gemm.N), shape)
+            break
+    return tuple(out.values())
+
+
+@dataclass
+class ShapeTimes:
+    """One expert shape in one model: seconds per term and the totals, each an array over
+    (:data:`TOKENS`, :data:`GROUPS`); empty with ``skipped`` when the recipe cannot take
+    the shape (block divisibility)."""
+
+    terms: dict[str, np.ndarray] = field(default_factory=dict)
+    totals: dict[str, np.ndarray] = field(default_factory=dict)  # Quantity value -> seconds
+    skipped: str = ""
+
+    @property
+    def speedup(self) -> np.ndarray:
+        """Speedup over the bf16 grouped layer, over (tokens, G)."""
+        return self.totals[Quantity.SPEEDUP.value]
+
+
+@dataclass
+class GroupedResult:
+    """Everything a grouped page shows for one GPU x mode x recipe in one model."""
+
+    gpu: GpuSpec
+    mode: Mode
+    recipe: Recipe
+    capability: Capability
+    calibrated: bool
+    shapes: tuple[ExpertShape, ...]
+    times: list[ShapeTimes] = field(default_factory=list)  # one per shape
+    #: Calibrated results: term key -> LaTeX with the GPU's numbers (FORMULA terms).
+    latex: dict[str, str] = field(default_factory=dict)
+    #: On a calibrated result: torchao's result of the same combination.
+    reference: GroupedResult | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def torchao(self) -> GroupedResult:
+        """torchao's result of this combination (itself when it is torchao's)."""
+        return self.reference if self.reference is not None else self
+
+    @property
+    def computable(self) -> bool:
+        """False when the GPU lacks a format the formulas need."""
+        return self.capability.support is not Support.IMPOSSIBLE
+
+
+def formula_terms(mode: Mode, recipe: Recipe) -> tuple[Term, ...]:
+    """The calibrated grouped terms a page prints: the GEMMs of :data:`FORMULA_TERMS`, the
+    weight casts, then its rearrangements."""
+    model = build_model(mode, recipe, calibrated=True, grouped=True)
+    by_key = {t.key: t for t in model.terms}
+    picked = [by_key[k] for k in FORMULA_TERMS if k in by_key]
+    weights = [t for t in model.terms if t.key.startswith("cast.weight.")]
+    gemms = [t for t in picked if t.key.startswith("gemm.")]
+    return (*gemms, *weights, *(t for t in picked if not t.key.startswith("gemm.")))
+
+
+def _grid(shape: ExpertShape) -> tuple[np.ndarray, np.ndarray]:
+    """(M, G) over (TOKENS, GROUPS) for one shape."""
+    tokens, groups = np.meshgrid(np.array(TOKENS), np.array(GROUPS), indexing="ij")
+    return (tokens * shape.top_k).astype(float), groups.astype(float)
+
+
+def _shape_times(gpu: GpuSpec, mode: Mode, recipe: Recipe, shape: ExpertShape,
+                 calibration: CalibratedParameters | None) -> ShapeTimes:  # fmt: skip
+    m, g = _grid(shape)
+    try:
+        terms = evaluate_terms(gpu, mode, recipe, m, shape.K, shape.N,
+                               calibration=calibration, groups=g)  # fmt: skip
+    except ShapeError as exc:  # a recipe's block size the shape does not divide
+        return ShapeTimes(skipped=str(exc))
+    compiled = compile_model(mode, recipe, calibrated=calibration is not None, grouped=True)
+    totals = compiled.totals({k: np.asarray(v, dtype=float) for k, v in terms.items()})
+    return ShapeTimes({k: np.array(v) for k, v in terms.items()},
+                      {q.value: np.asarray(v, dtype=float) for q, v in totals.items()})  # fmt: skip
+
+
+def gather_grouped_one(
+    gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration: CalibratedParameters | None = None
+) -> GroupedResult:
+    """One GPU x mode x recipe's grouped layers in one model (calibrated with
+    ``calibration``); the calibrated result also carries its formulas' LaTeX."""
+    shapes = expert_shapes()
+    result = GroupedResult(gpu, mode, recipe, classify(gpu, recipe, mode, grouped=True),
+                           calibration is not None, shapes)  # fmt: skip
+    if not result.computable:
+        return result
+    result.times = [_shape_times(gpu, mode, recipe, s, calibration) for s in shapes]
+    if calibration is not None:
+        result.latex = {t.key: instantiated(t.expr, gpu, calibration)
+                        for t in formula_terms(mode, recipe)}  # fmt: skip
+    return result
+
+
+@functools.cache
+def _code_digest() -> str:
+    return files_digest([Path(__file__)], Path(__file__).parents[1])
+
+
+def _key(gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration_key: str) -> str:
+    # The presets are data outside model_digest: their shapes are part of the key.
+    shapes = [dataclasses.asdict(s) for s in expert_shapes()]
+    return digest("grouped", model_digest(), _code_digest(), gpu_digest(gpu), mode.value,
+                  recipe.name, tool_versions(), calibration_key, shapes)  # fmt: skip
+
+
+def _cached(
+    gpu: GpuSpec,
+    mode: Mode,
+    recipe: Recipe,
+    cache: BuildCache,
+    calibration: CalibratedParameters | None,
+    calibration_key: str,
+) -> GroupedResult:
+    key = _key(gpu, mode, recipe, calibration_key)
+    stored = cache.get(CACHE_KIND, key)
+    if stored is None:
+        result = gather_grouped_one(gpu, mode, recipe, calibration)
+        cache.put(CACHE_KIND, key, {"times": result.times, "latex": result.latex})
+        return result
+    return GroupedResult(gpu, mode, recipe, classify(gpu, recipe, mode, grouped=True),
+                         calibration is not None, expert_shapes(), **stored)  # fmt: skip
+
+
+def gather_grouped(specs: SpecDatabase, calibrations: dict[str, CalibratedParameters],
+                   calibration_keys: dict[str, str], cache: BuildCache | None = None
+                   ) -> dict[tuple[str, Mode, str], GroupedResult]:  # fmt: skip
+    """Every GPU x grouped mode x recipe, calibrated results (their ``reference`` torchao's),
+    reusing cached ones; ``calibration_keys`` digests each GPU's calibrated parameters."""
+    cache = cache or BuildCache(enabled=False)
+    out = {}
+    for gpu in specs.values():
+        for mode in GROUPED_MODES:
+            for recipe in (r for r in RECIPE_LIST if mode in r.plans):
+                torchao = _cached(gpu, mode, recipe, cache, None, "")
+                calibrated = _cached(gpu, mode, recipe, cache, calibrations[gpu.name],
+                                     calibration_keys[gpu.name])  # fmt: skip
+                calibrated.reference = torchao
+                out[(gpu.name, mode, recipe.name)] = calibrated
+    return out

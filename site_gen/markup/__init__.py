@@ -1,0 +1,1 @@
+"""Where values become page text: the escaping boundary, formulas, exports, the calculator."""

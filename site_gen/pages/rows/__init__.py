@@ -1,0 +1,1 @@
+"""Table rows of the pages, built from gathered results."""

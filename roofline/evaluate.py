@@ -20,7 +20,8 @@ import sympy
 
 from roofline.capability import EmulatedWarning, HypotheticalWarning, Support, require
 from roofline.errors import RooflineError, ShapeError
-from roofline.model.formulas import QUANTITY_SYMBOLS, Quantity, RooflineModel, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import QUANTITY_SYMBOLS, Quantity, RooflineModel
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.shapes import dim_error, dim_in_range
 from roofline.specs import GpuMatch, GpuSpec, SpecDatabase, VariantFallbackWarning, load_specs

@@ -27,7 +27,8 @@ from roofline.cli import main
 from roofline.cli.validate import LINE_WIDTH, point_name, report_table
 from roofline.evaluate import calibration_of, resolve_specs
 from roofline.measurements import Point, SetRole, load_measurements
-from roofline.model.formulas import Quantity, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity
 from roofline.publish import latex
 from roofline.symbols import CALIBRATION_SYMBOLS, ETA_ROW
 

@@ -20,7 +20,8 @@ from roofline.evaluate import (
     evaluate_columns,
     evaluate_terms,
 )
-from roofline.model.formulas import Quantity, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity
 from roofline.recipes import RECIPE_LIST, Family, Mode, Phase
 
 SPECS = load_specs()

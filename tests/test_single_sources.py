@@ -12,7 +12,8 @@ import sympy
 from roofline.errors import RooflineError, UnknownNameError
 from roofline.evaluate import compile_model, evaluate_terms
 from roofline.model import torchao_compat as compat
-from roofline.model.formulas import QUANTITY_SYMBOLS, Quantity, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import QUANTITY_SYMBOLS, Quantity
 from roofline.recipes import FP8, NATIVE_FORMATS, RECIPE_LIST, NativeFormat, Scaling, get_recipe
 from roofline.recipes import kernels as recipe_kernels
 from roofline.specs import GPU_KEYS, TOP_KEYS, TOP_SPECS, GpuSpec, json_schema, load_specs

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofline.analysis.guidance import BREAK_EVEN_KN, MODES, GpuGuidance, gpu_guidance
-from roofline.model.formulas import MODEL_VERSION
+from roofline.model.build import MODEL_VERSION
 from roofline.specs import GpuSpec, Source, SpecDatabase
 
 #: Speedups that moved by less than this (absolute) are not reported.

@@ -28,7 +28,7 @@ from roofline.measurements import (
     TimedRegion,
     load_measurements,
 )
-from roofline.model.formulas import LOWP_SIDE, Quantity
+from roofline.model.terms import LOWP_SIDE, Quantity
 from roofline.recipes import Mode, get_recipe
 from roofline.specs import SpecDatabase, load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS

@@ -37,7 +37,8 @@ from roofline.cli.output import atomic_writer, named_inputs, write_atomically
 from roofline.cli.rows import cmd_eval, groups_arg
 from roofline.cli.validate import add_validate_parser
 from roofline.errors import ProblemsError, RooflineError, printable
-from roofline.model.formulas import MODEL_VERSION, Quantity
+from roofline.model.build import MODEL_VERSION
+from roofline.model.terms import Quantity
 from roofline.publish import cite
 from roofline.shapes import GENERATORS
 

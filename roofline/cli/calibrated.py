@@ -45,7 +45,7 @@ from roofline.calibration.write import add_entry, rewrite_value, set_cv
 from roofline.cli.output import output_path, write_atomically
 from roofline.errors import RooflineError
 from roofline.measurements import MeasurementDatabase, SetRole, load_measurements
-from roofline.model.formulas import RooflineModel
+from roofline.model.terms import RooflineModel
 from roofline.specs import GpuSpec, SpecDatabase
 from roofline.specs.text import load_toml
 from roofline.symbols import CALIBRATION_SYMBOLS

@@ -20,7 +20,8 @@ from roofline.cli.rows import gpu_match, note_capability, warn_fallback
 from roofline.datafiles.core import MAX_GPUS
 from roofline.errors import RooflineError, printable
 from roofline.evaluate import resolve_specs
-from roofline.model.formulas import Quantity, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity
 from roofline.publish import cite, latex
 from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.specs import json_schema, load_specs

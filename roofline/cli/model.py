@@ -26,7 +26,8 @@ from roofline.cli.output import named_inputs, output, output_path
 from roofline.cli.rows import gpu_match, warn_fallback
 from roofline.errors import RooflineError, printable
 from roofline.evaluate import resolve_specs
-from roofline.model.formulas import LOWP_SIDE, MODEL_VERSION, Quantity, build_model
+from roofline.model.build import MODEL_VERSION, build_model
+from roofline.model.terms import LOWP_SIDE, Quantity
 from roofline.presets import ModelPreset, ParameterError, load_models
 from roofline.presets.hf import SUPPORTED_TYPES, load_hf_config
 from roofline.recipes import Mode, get_recipe

@@ -37,7 +37,8 @@ from sympy.printing.jscode import JavascriptCodePrinter
 
 from roofline.analysis.error_bands import per_gpu_keys
 from roofline.evaluate import COLUMN_QUANTITIES, COLUMN_SUMS, columns_for
-from roofline.model.formulas import MODEL_VERSION, QUANTITY_SYMBOLS, RooflineModel, build_model
+from roofline.model.build import MODEL_VERSION, build_model
+from roofline.model.terms import QUANTITY_SYMBOLS, RooflineModel
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.symbols import (
     CALIBRATION_SYMBOLS,

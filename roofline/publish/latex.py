@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import sympy
 from sympy.printing.latex import LatexPrinter
 
-from roofline.model.formulas import QUANTITY_LATEX
+from roofline.model.terms import QUANTITY_LATEX
 from roofline.specs import GpuSpec
 from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, LATEX_NAMES
 

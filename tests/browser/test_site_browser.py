@@ -405,7 +405,7 @@ def test_calculator_screenshots(browser, base_url: str) -> None:
 
 
 def test_equation_index_cite_button(session: Session) -> None:
-    from roofline.model.formulas import Quantity
+    from roofline.model.terms import Quantity
     from roofline.publish.cite import symbolic_total
     from roofline.recipes import Mode
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import sympy
 
+from roofline.calibration.params import CalibratedParameters, calibration_for
 from roofline.capability import EmulatedWarning, HypotheticalWarning, Support, require
 from roofline.errors import RooflineError, ShapeError
 from roofline.model.build import build_model
@@ -35,7 +36,6 @@ from roofline.symbols import (
 if TYPE_CHECKING:
     import pandas
 
-    from roofline.calibration.params import CalibratedParameters
 
 TRAINING_COLUMNS: tuple[str, ...] = (
     "fwd_M",
@@ -364,8 +364,6 @@ def calibration_of(
 ) -> CalibratedParameters:
     """The calibrated parameters of ``spec``; fallbacks are averaged over ``specs``'s GPUs
     (the bundled database when None)."""
-    from roofline.calibration.params import calibration_for  # keeps imports one-way
-
     return calibration_for(spec, resolve_specs(specs))
 
 

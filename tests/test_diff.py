@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from roofline.analysis.diff import NO_CHANGES, diff_specs, from_json, to_json, to_markdown
+from roofline.analysis.diff import NO_CHANGES, diff_specs
+from roofline.analysis.diff_report import from_json, to_json, to_markdown
 from roofline.analysis.history import spec_history
 from roofline.cli import BUNDLED_SPEC_PATH, main
 from roofline.model.build import MODEL_VERSION

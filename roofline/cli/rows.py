@@ -28,6 +28,7 @@ from roofline import capability as cap
 from roofline.analysis.error_bands import model_band
 from roofline.cli.calibrated import check_calibrated_args, gpu_calibration, note_assumed
 from roofline.cli.output import named_inputs, output, output_path
+from roofline.device import current_device_name
 from roofline.errors import ShapeError, spreadsheet_safe
 from roofline.evaluate import (
     as_shape_array,
@@ -59,8 +60,6 @@ def gpu_name(args: argparse.Namespace) -> str:
     """``--gpu``, else the current CUDA device's name (needs torch)."""
     if args.gpu is not None:  # `--gpu ""` is a (bad) name, not a request to detect
         return args.gpu
-    from roofline.device import current_device_name
-
     return current_device_name()
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from roofline.errors import UnknownNameError, unknown
+from roofline.errors import unknown
 from roofline.recipes import kernels as k
 from roofline.recipes import stacks as st
 from roofline.recipes.model import (
@@ -23,6 +23,8 @@ from roofline.recipes.model import (
     NativeFormat,
     Recipe,
     Scaling,
+    not_modelled,
+    register,
 )
 
 PlanBuilder = Callable[[Scaling], ModePlan]
@@ -216,6 +218,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
     _nvfp4("nvfp4_no_global_scale", "without a per-tensor scale", _NV_NO_GLOBAL, _NV_CAST),
 )
 
+register(RECIPE_LIST)
 RECIPES: dict[str, Recipe] = {r.name: r for r in RECIPE_LIST}
 _ALIASES: dict[str, str] = {a: r.name for r in RECIPE_LIST for a in r.aliases}
 
@@ -239,11 +242,7 @@ def get_recipe(name: str | Recipe, mode: Mode | str | None = None) -> Recipe:
         choices = recipe_names(mode)
         raise unknown(f"{mode.value} recipe" if mode else "recipe", str(name), choices)
     if mode is not None and mode not in recipe.plans:
-        modelled = ", ".join(m.value for m in recipe.modes)
-        raise UnknownNameError(
-            f"recipe {recipe.name} is modelled for {modelled} only; {mode.value} recipes: "
-            f"{', '.join(recipe_names(mode))}"
-        )
+        raise not_modelled(recipe, mode)
     return recipe
 
 

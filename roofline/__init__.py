@@ -34,9 +34,10 @@ from roofline.errors import (
     UnknownNameError,
     UnsupportedError,
 )
-from roofline.evaluate import Columns, columns_for, compile_model, evaluate, evaluate_terms
+from roofline.evaluate import Columns, columns_for, evaluate, evaluate_terms
 from roofline.measurements import MeasurementDatabase, load_measurements
 from roofline.model.build import MODEL_VERSION, build_model
+from roofline.model.compiled import compile_model
 from roofline.model.terms import Quantity, RooflineModel
 from roofline.model.torchao_compat import (
     get_blockwise_float8_mem_sympy,

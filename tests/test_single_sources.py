@@ -10,9 +10,10 @@ import pytest
 import sympy
 
 from roofline.errors import RooflineError, UnknownNameError
-from roofline.evaluate import compile_model, evaluate_terms
+from roofline.evaluate import evaluate_terms
 from roofline.model import torchao_compat as compat
 from roofline.model.build import build_model
+from roofline.model.compiled import compile_model
 from roofline.model.terms import QUANTITY_SYMBOLS, Quantity
 from roofline.recipes import FP8, NATIVE_FORMATS, RECIPE_LIST, NativeFormat, Scaling, get_recipe
 from roofline.recipes import kernels as recipe_kernels

@@ -35,11 +35,11 @@ from roofline.evaluate import (
     check_groups,
     check_shapes,
     columns_for,
-    compile_model,
     evaluate_columns,
     resolve_match,
     resolve_specs,
 )
+from roofline.model.compiled import compile_model
 from roofline.recipes import Mode, get_recipe
 from roofline.shapes import ShapeTable, generate, parse_shape, read_shapes_file
 from roofline.specs import GpuMatch

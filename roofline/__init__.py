@@ -1,6 +1,6 @@
 """Roofline Atlas: an analytic roofline model of low-precision GEMM training and inference.
 
-The package is pure: it builds symbolic formulas (:mod:`roofline.model.formulas`) from the
+The package is pure: it builds symbolic formulas (:mod:`roofline.model`) from the
 recipe registry (:mod:`roofline.recipes`), loads and lints GPU specs
 (:mod:`roofline.specs`) and evaluates compiled formulas over arrays of shapes
 (:mod:`roofline.evaluate`). It never imports torch at module level.
@@ -34,9 +34,11 @@ from roofline.errors import (
     UnknownNameError,
     UnsupportedError,
 )
-from roofline.evaluate import Columns, columns_for, compile_model, evaluate, evaluate_terms
+from roofline.evaluate import Columns, columns_for, evaluate, evaluate_terms
 from roofline.measurements import MeasurementDatabase, load_measurements
-from roofline.model.formulas import MODEL_VERSION, Quantity, RooflineModel, build_model
+from roofline.model.build import MODEL_VERSION, build_model
+from roofline.model.compiled import compile_model
+from roofline.model.terms import Quantity, RooflineModel
 from roofline.model.torchao_compat import (
     get_blockwise_float8_mem_sympy,
     get_blockwise_gemm_time_sympy,

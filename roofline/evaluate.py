@@ -1,9 +1,5 @@
-"""Evaluate models over arrays of shapes with compiled expressions.
-
-Each model's terms are compiled once (``sympy.lambdify`` to numpy, with common
-subexpressions shared) with the hardware parameters as arguments, so one compiled model
-serves every GPU and a call evaluates millions of shapes at numpy speed. Never
-``subs`` per shape: that is the slow path the benchmark compares against.
+"""Evaluate models over arrays of shapes: check the shapes, resolve the GPU, and run the
+model compiled once per process (:mod:`roofline.model.compiled`) at numpy speed.
 """
 
 from __future__ import annotations
@@ -11,30 +7,23 @@ from __future__ import annotations
 import functools
 import os
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import sympy
 
+from roofline.calibration.params import CalibratedParameters, calibration_for
 from roofline.capability import EmulatedWarning, HypotheticalWarning, Support, require
 from roofline.errors import RooflineError, ShapeError
-from roofline.model.formulas import QUANTITY_SYMBOLS, Quantity, RooflineModel, build_model
+from roofline.model.compiled import CompiledModel, compile_model
+from roofline.model.terms import Quantity
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.shapes import dim_error, dim_in_range
 from roofline.specs import GpuMatch, GpuSpec, SpecDatabase, VariantFallbackWarning, load_specs
-from roofline.symbols import (
-    CALIBRATION_SYMBOLS,
-    GROUPED_SHAPE_SYMBOLS,
-    HARDWARE_SYMBOLS,
-    SHAPE_SYMBOLS,
-)
 
 if TYPE_CHECKING:
     import pandas
 
-    from roofline.calibration.params import CalibratedParameters
 
 TRAINING_COLUMNS: tuple[str, ...] = (
     "fwd_M",
@@ -89,96 +78,6 @@ class Columns(dict[str, np.ndarray]):
         except ImportError:
             raise RooflineError(f"as_frame() needs pandas: {FRAME_EXTRA_HINT}") from None
         return pd.DataFrame({name: np.ravel(values) for name, values in self.items()})
-
-
-@dataclass(frozen=True)
-class CompiledModel:
-    """A model whose terms are compiled to one numpy function, and its speedup to another.
-
-    The speedup function is lambdified from :attr:`RooflineModel.structured_speedup`, the
-    expression :mod:`roofline.publish.jscode` prints for the calculator, so Python and the page
-    compute the speedup from the same formula.
-    """
-
-    model: RooflineModel
-    _fn: Any
-    _speedup_fn: Any
-
-    def term_times(
-        self,
-        gpu: GpuSpec,
-        m: np.ndarray,
-        k: np.ndarray,
-        n: np.ndarray,
-        calibration: CalibratedParameters | None = None,
-        groups: np.ndarray | None = None,
-    ) -> dict[str, np.ndarray]:
-        """Seconds per term (GEMM or kernel), keyed by the term's stable key.
-
-        A calibrated model needs ``calibration``: the GPU's calibrated parameters; a
-        grouped model needs ``groups``, the expert count G per shape.
-        """
-        hardware = gpu.hardware_values()
-        # A parameter the model does not use may be absent (fp4 on an fp8-only GPU).
-        args = [hardware.get(hw.spec_key, np.nan) for hw in HARDWARE_SYMBOLS]
-        if self.model.calibrated:
-            if calibration is None:
-                raise ValueError("a calibrated model needs the GPU's calibrated parameters")
-            numbers = calibration.numbers()
-            args += [numbers[hw.spec_key] for hw in CALIBRATION_SYMBOLS]
-        dims = [m, k, n]
-        if self.model.grouped:
-            if groups is None:
-                raise ValueError("a grouped model needs the group count G")
-            dims.append(groups)
-        results = self._fn(*dims, *args)
-        shape = np.broadcast(*dims).shape
-        return {
-            term.key: np.broadcast_to(np.asarray(value, dtype=np.float64), shape)
-            for term, value in zip(self.model.terms, results, strict=True)
-        }
-
-    def totals(self, times: dict[str, np.ndarray]) -> dict[Quantity, np.ndarray]:
-        """Sum the term times into the model's quantities, speedup included."""
-        totals: dict[Quantity, np.ndarray] = {}
-        for term in self.model.terms:
-            value = times[term.key]
-            totals[term.quantity] = (
-                totals[term.quantity] + value if term.quantity in totals else value.copy()
-            )
-        totals.setdefault(Quantity.BF16_OVERHEAD, np.zeros_like(totals[Quantity.BF16_GEMM]))
-        totals[Quantity.SPEEDUP] = self._speedup_fn(*(totals[q] for q in QUANTITY_SYMBOLS))
-        return totals
-
-
-@functools.cache
-def _compile(
-    mode: Mode, recipe: Recipe, fusion: bool, calibrated: bool = False, grouped: bool = False
-) -> CompiledModel:
-    model = build_model(mode, recipe, fusion, calibrated=calibrated, grouped=grouped)
-    symbols = (*HARDWARE_SYMBOLS, *CALIBRATION_SYMBOLS) if calibrated else HARDWARE_SYMBOLS
-    shape_symbols = GROUPED_SHAPE_SYMBOLS if grouped else SHAPE_SYMBOLS
-    args = [*shape_symbols, *(hw.symbol for hw in symbols)]
-    exprs = [term.expr for term in model.terms]
-    fn = sympy.lambdify(args, exprs, modules="numpy", cse=True)
-    speedup = sympy.lambdify(
-        list(QUANTITY_SYMBOLS.values()), model.structured_speedup, modules="numpy"
-    )
-    return CompiledModel(model, fn, speedup)
-
-
-def compile_model(
-    mode: Mode | str,
-    recipe: Recipe | str,
-    fusion: bool = False,
-    calibrated: bool = False,
-    grouped: bool = False,
-) -> CompiledModel:
-    """The compiled model for (mode, recipe, fusion, calibrated, grouped); compiled once
-    per process."""
-    mode = Mode.parse(mode)
-    recipe = get_recipe(recipe, mode)
-    return _compile(mode, recipe, bool(fusion), bool(calibrated), bool(grouped))
 
 
 def as_shape_array(name: str, values: Any) -> np.ndarray:
@@ -363,8 +262,6 @@ def calibration_of(
 ) -> CalibratedParameters:
     """The calibrated parameters of ``spec``; fallbacks are averaged over ``specs``'s GPUs
     (the bundled database when None)."""
-    from roofline.calibration.params import calibration_for  # keeps imports one-way
-
     return calibration_for(spec, resolve_specs(specs))
 
 
@@ -383,7 +280,7 @@ def _timed_terms(
     grouped, torchao or calibrated) compiled model."""
     m, k, n, *g = _checked_shapes(recipe, M, K, N, groups)
     grouped = groups is not None
-    compiled = _compile(mode, recipe, bool(fusion), calibration is not None, grouped)
+    compiled = compile_model(mode, recipe, fusion, calibration is not None, grouped)
     times = compiled.term_times(spec, m, k, n, calibration, g[0] if grouped else None)
     return compiled, (m, k, n), times
 

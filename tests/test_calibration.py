@@ -21,7 +21,8 @@ from roofline.calibration.params import Basis, Level, calibration_for
 from roofline.errors import DataFileError
 from roofline.evaluate import calibration_of, evaluate_terms
 from roofline.measurements import SetRole, load_measurements
-from roofline.model.formulas import Quantity, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, SHAPE_SYMBOLS
 

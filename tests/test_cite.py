@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from roofline.cli import main
-from roofline.model.formulas import Quantity
+from roofline.model.terms import Quantity
 from roofline.publish import cite
 from roofline.recipes import Mode
 
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 _IDS = """
 import json, sys
 if sys.argv[1] == "patch":
-    import roofline.model.formulas as f
+    import roofline.model.torchao as f
     original = f.memory_time
     f.memory_time = lambda b: original(2 * b)
 from site_gen.markup.formulas import equation_index

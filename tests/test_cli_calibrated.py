@@ -24,10 +24,11 @@ from roofline.analysis.validation import ModelKind, SetResult, ValidationReport,
 from roofline.calibration.data import load_calibration
 from roofline.calibration.params import calibration_for
 from roofline.cli import main
-from roofline.cli.validate import LINE_WIDTH, point_name, report_table
+from roofline.cli.validate_report import LINE_WIDTH, point_name, report_table
 from roofline.evaluate import calibration_of, resolve_specs
 from roofline.measurements import Point, SetRole, load_measurements
-from roofline.model.formulas import Quantity, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity
 from roofline.publish import latex
 from roofline.symbols import CALIBRATION_SYMBOLS, ETA_ROW
 

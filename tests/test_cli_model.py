@@ -18,7 +18,7 @@ import pytest
 from roofline.analysis.policy import BF16_NAME, plan_model
 from roofline.calibration.params import Basis
 from roofline.cli import main
-from roofline.cli.model import LINE_WIDTH
+from roofline.cli.model_table import LINE_WIDTH
 from roofline.evaluate import calibration_of, resolve_specs
 from roofline.presets import load_models
 

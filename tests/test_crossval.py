@@ -34,8 +34,9 @@ from roofline.calibration.data import load_calibration, parse_calibration
 from roofline.calibration.params import Level, calibration_for, family_of
 from roofline.cli import main
 from roofline.errors import DataFileError, ShapeError
-from roofline.evaluate import compile_model, evaluate_terms
+from roofline.evaluate import evaluate_terms
 from roofline.measurements import SetRole, load_measurements
+from roofline.model.compiled import compile_model
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS

@@ -12,7 +12,8 @@ import pytest
 from roofline import units
 from roofline.analysis import guidance
 from roofline.analysis.error_bands import model_band
-from roofline.evaluate import calibration_of, compile_model
+from roofline.evaluate import calibration_of
+from roofline.model.compiled import compile_model
 from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.specs import load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS

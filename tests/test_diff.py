@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from roofline.analysis.diff import NO_CHANGES, diff_specs, from_json, to_json, to_markdown
+from roofline.analysis.diff import NO_CHANGES, diff_specs
+from roofline.analysis.diff_report import from_json, to_json, to_markdown
 from roofline.analysis.history import spec_history
 from roofline.cli import BUNDLED_SPEC_PATH, main
-from roofline.model.formulas import MODEL_VERSION
+from roofline.model.build import MODEL_VERSION
 from roofline.specs import load_specs
 
 OLD_BW = "peak_mem_bw_bytes_sec = 3.35e12"  # NVIDIA H100 SXM, the first entry

@@ -18,7 +18,7 @@ from roofline import (
     load_specs,
 )
 from roofline.evaluate import INFERENCE_COLUMNS, TRAINING_COLUMNS, evaluate_terms
-from roofline.model.formulas import Quantity
+from roofline.model.terms import Quantity
 from roofline.recipes import RECIPE_LIST
 from roofline.symbols import HARDWARE_SYMBOLS, K, M, N
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import sympy
 
 from roofline import load_specs
-from roofline.model.formulas import MODEL_VERSION, Quantity, build_model, gemm_time
+from roofline.model.build import MODEL_VERSION, build_model
+from roofline.model.terms import Quantity
+from roofline.model.torchao import gemm_time
 from roofline.publish.latex import format_number_latex, instantiated, symbolic
 from roofline.recipes import BF16, FP8_BLOCK
 from roofline.symbols import HARDWARE_SYMBOLS, K, M, N

@@ -19,7 +19,8 @@ from roofline.calibration.data import load_calibration
 from roofline.capability import CapabilityWarning
 from roofline.evaluate import calibration_of, evaluate_terms
 from roofline.measurements import load_measurements
-from roofline.model.formulas import Quantity, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity
 from roofline.recipes import RECIPE_LIST
 
 SPECS = load_specs()

@@ -14,13 +14,10 @@ from hypothesis import strategies as st
 
 from roofline import Support, classify, evaluate, get_recipe, load_specs
 from roofline.errors import ShapeError
-from roofline.evaluate import (
-    calibration_of,
-    compile_model,
-    evaluate_columns,
-    evaluate_terms,
-)
-from roofline.model.formulas import Quantity, build_model
+from roofline.evaluate import calibration_of, evaluate_columns, evaluate_terms
+from roofline.model.build import build_model
+from roofline.model.compiled import compile_model
+from roofline.model.terms import Quantity
 from roofline.recipes import RECIPE_LIST, Family, Mode, Phase
 
 SPECS = load_specs()

@@ -23,8 +23,9 @@ import pytest
 
 from roofline import units
 from roofline.evaluate import calibration_of, evaluate
-from roofline.model.formulas import Quantity, build_model
+from roofline.model.build import build_model
 from roofline.model.grouped import rearrange_kernels
+from roofline.model.terms import Quantity
 from roofline.publish import site_paths
 from roofline.publish.latex import instantiated, symbolic
 from roofline.recipes import RECIPE_LIST, Mode

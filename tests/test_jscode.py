@@ -167,7 +167,7 @@ def test_calculator_templates_keep_braces_of_gpu_names():
 
 
 def _models(calibrated: bool, grouped: tuple[bool, ...] = (False,)):
-    from roofline.model.formulas import build_model
+    from roofline.model.build import build_model
 
     return [build_model(mode, recipe, fusion, calibrated=calibrated, grouped=g)
             for recipe in RECIPE_LIST for mode in recipe.modes for fusion in (False, True)

@@ -225,7 +225,7 @@ def test_torchao_gemm_operands_are_laid_out_as_its_dispatch_passes_them(
 ):
     torch = pytest.importorskip("torch")
     pytest.importorskip("torchao")
-    from roofline.measurements.harness import torchao_operands
+    from roofline.measurements.torch_jobs import torchao_operands
 
     M, K, N = 256, 512, 384
     a, b, scale_a, scale_b, rescale = torchao_operands((M, K, N), recipe, "cpu")
@@ -246,7 +246,7 @@ def test_torchao_gemm_operands_are_laid_out_as_its_dispatch_passes_them(
 def test_torchao_casts_run_and_quantize_the_activation(recipe):
     pytest.importorskip("torch")
     pytest.importorskip("torchao")
-    from roofline.measurements.harness import torchao_cast
+    from roofline.measurements.torch_jobs import torchao_cast
 
     out = torchao_cast((128, 256, 64), recipe, "cpu")()
     assert tuple(out.shape) == (128, 256)

@@ -30,7 +30,8 @@ from roofline.measurements import (
     load_measurements,
     parse_measurements,
 )
-from roofline.model.formulas import LOWP_SIDE, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import LOWP_SIDE
 
 SPECS = load_specs()
 RAW_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")  # newline joins message lines

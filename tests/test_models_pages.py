@@ -18,7 +18,8 @@ from browser.site_fixtures import SMALL_SPECS
 from roofline.analysis.error_bands import model_band
 from roofline.analysis.history import SpecHistory
 from roofline.analysis.policy import BF16_NAME, plan_model
-from roofline.evaluate import calibration_of, compile_model
+from roofline.evaluate import calibration_of
+from roofline.model.compiled import compile_model
 from roofline.presets import load_models, parse_models
 from roofline.publish import site_paths
 from roofline.recipes import RECIPES

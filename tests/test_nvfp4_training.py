@@ -24,7 +24,8 @@ from roofline.capability import CapabilityWarning, platform_of, require
 from roofline.errors import UnsupportedError
 from roofline.evaluate import calibration_of, evaluate_terms
 from roofline.measurements import load_measurements
-from roofline.model.formulas import Quantity, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity
 from roofline.recipes import (
     FP4,
     CastKind,

@@ -25,9 +25,9 @@ from roofline.calibration.params import calibration_for
 from roofline.calibration.write import add_entry, set_cv
 from roofline.cli import main
 from roofline.errors import DataFileError
-from roofline.evaluate import compile_model
 from roofline.measurements import parse_measurements
 from roofline.measurements.harness import Environment, Job, Result, measurement_text, summarize
+from roofline.model.compiled import compile_model
 from roofline.recipes import Mode, get_recipe
 from roofline.specs import SpecDatabase, load_specs
 from roofline.specs.text import load_toml

@@ -14,7 +14,8 @@ from model_cases import align, supported_cases
 
 from roofline import load_specs
 from roofline.calibration.bounds import is_latency, out_of_bounds
-from roofline.evaluate import calibration_of, compile_model
+from roofline.evaluate import calibration_of
+from roofline.model.compiled import compile_model
 
 SPECS = load_specs()
 CASES = [(*case, grouped) for case in supported_cases(SPECS) for grouped in (False, True)]

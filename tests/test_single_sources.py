@@ -10,10 +10,20 @@ import pytest
 import sympy
 
 from roofline.errors import RooflineError, UnknownNameError
-from roofline.evaluate import compile_model, evaluate_terms
+from roofline.evaluate import evaluate_terms
 from roofline.model import torchao_compat as compat
-from roofline.model.formulas import QUANTITY_SYMBOLS, Quantity, build_model
-from roofline.recipes import FP8, NATIVE_FORMATS, RECIPE_LIST, NativeFormat, Scaling, get_recipe
+from roofline.model.build import build_model
+from roofline.model.compiled import compile_model
+from roofline.model.terms import QUANTITY_SYMBOLS, Quantity
+from roofline.recipes import (
+    FP8,
+    NATIVE_FORMATS,
+    RECIPE_LIST,
+    NativeFormat,
+    Scaling,
+    float8_kernels,
+    get_recipe,
+)
 from roofline.recipes import kernels as recipe_kernels
 from roofline.specs import GPU_KEYS, TOP_KEYS, TOP_SPECS, GpuSpec, json_schema, load_specs
 from roofline.specs.model import KEY_FIELDS
@@ -82,7 +92,7 @@ def test_kernel_builders_take_block_sizes_from_the_scaling():
     (kernel,) = plan.kernels
     assert kernel.description == "x_bf16 -> x_mxfp8, e8m0 scale per 64"
     assert kernel.write_bytes == DIM0 * DIM1 + DIM0 * sympy.floor(DIM1 / 64)
-    blockwise = recipe_kernels.blockwise_training(Scaling("b", "fp32", block_size=64))
+    blockwise = float8_kernels.blockwise_training(Scaling("b", "fp32", block_size=64))
     assert "1x64" in blockwise.kernels[0].description
     assert "64x64" in blockwise.kernels[1].description
 

@@ -302,7 +302,7 @@ def test_charts_draw_deterministic_svg_with_three_series(report) -> None:
 
 
 def test_calibrated_formulas_are_the_calibrated_terms() -> None:
-    from roofline.model.formulas import build_model
+    from roofline.model.build import build_model
 
     formulas = equations.calibrated_formulas()
     assert len(formulas) == len(equations.PICKS)

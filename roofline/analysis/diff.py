@@ -6,7 +6,7 @@ the guidance of :mod:`roofline.analysis.guidance`: speedup deltas at the canonic
 the llama aggregate, flips of the recommended recipe at the canonical shape, and
 break-even shifts. Both sides are evaluated with the *current* model, so the diff
 isolates the spec change. :mod:`roofline.analysis.diff_report` renders it (``to_markdown``,
-``to_json``) and reads the JSON back (``from_json``); those names import from here too.
+``to_json``) and reads the JSON back (``from_json``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofline.analysis.guidance import BREAK_EVEN_KN, MODES, GpuGuidance, gpu_guidance
-from roofline.model.formulas import MODEL_VERSION
+from roofline.model.build import MODEL_VERSION
 from roofline.specs import GpuSpec, Source, SpecDatabase
 
 #: Speedups that moved by less than this (absolute) are not reported.
@@ -343,16 +343,3 @@ def diff_specs(
         break_even=tuple(shifts),
         new_gpus=tuple(new_gpus),
     )
-
-
-#: Report functions that live in :mod:`roofline.analysis.diff_report`, still importable from here.
-_REPORT = ("to_dict", "to_json", "from_json", "to_markdown", "fmt_m", "fmt_value")
-
-
-def __getattr__(name: str) -> Any:
-    """``roofline.analysis.diff.to_json`` and friends: the report module, loaded on first use."""
-    if name in _REPORT:
-        from roofline.analysis import diff_report
-
-        return getattr(diff_report, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

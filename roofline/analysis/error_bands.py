@@ -33,7 +33,7 @@ import sympy
 from roofline.calibration.data import GLOBAL_KEYS, GpuCv
 from roofline.calibration.params import CalibratedParameters, Level, family_of, worst_level
 from roofline.errors import DataFileError, DataProblem
-from roofline.model.formulas import RooflineModel
+from roofline.model.terms import RooflineModel
 from roofline.specs import GpuSpec
 from roofline.specs.text import TomlProblem, load_toml, toml_string
 from roofline.symbols import CALIBRATION_SYMBOLS

@@ -16,12 +16,19 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from roofline.analysis.validation import predict_set, set_parameter_keys
 from roofline.calibration.bounds import fit_bounds
-from roofline.calibration.data import GLOBAL_KEYS, GPU_VALUE_KEYS, CalibrationData, Entry
+from roofline.calibration.data import (
+    GLOBAL_KEYS,
+    GPU_VALUE_KEYS,
+    CalibrationData,
+    Entry,
+    load_calibration,
+)
 from roofline.calibration.params import calibration_for
 from roofline.errors import RooflineError
-from roofline.measurements import MeasurementDatabase, MeasurementSet, SetRole
-from roofline.specs import SpecDatabase
+from roofline.measurements import MeasurementDatabase, MeasurementSet, SetRole, load_measurements
+from roofline.specs import SpecDatabase, load_specs
 
 # (GPU name, or None for a model-wide parameter; parameter key)
 ParameterId = tuple[str | None, str]
@@ -100,8 +107,6 @@ def _bounds(parameters: Sequence[ParameterId]) -> tuple[list[float], list[float]
 def _residuals(
     sets: Sequence[MeasurementSet], specs: SpecDatabase, data: CalibrationData
 ) -> np.ndarray:
-    from roofline.analysis.validation import predict_set  # validation imports this package
-
     parts = []
     for mset in sets:
         predicted = predict_set(mset, specs, data)
@@ -124,10 +129,6 @@ def calibrate(
     (:func:`roofline.calibration.load_calibration`). Holdout and context sets are never
     fitted on. Needs scipy (``pip install roofline-atlas[fit]``): without it, ImportError.
     """
-    from roofline.calibration.data import load_calibration
-    from roofline.measurements import load_measurements
-    from roofline.specs import load_specs
-
     specs = specs if specs is not None else load_specs()
     measurements = measurements if measurements is not None else load_measurements(specs=specs)
     calibration = calibration if calibration is not None else load_calibration()
@@ -165,8 +166,6 @@ def with_gpu_parameters(
     owner measured gets parameters of its own, each starting at the value it resolves to
     without them (its family's or every GPU's, :mod:`roofline.calibration.params`), with
     basis ``fitted`` and the set ids. Stored entries are kept as they are."""
-    from roofline.analysis.validation import set_parameter_keys  # validation imports this package
-
     stored = dict(data.gpus.get(gpu, {}))
     used = set().union(*(set_parameter_keys(s) for s in sets)) - stored.keys()
     if not used:

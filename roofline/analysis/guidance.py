@@ -38,18 +38,16 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from roofline.calibration.params import Basis, CalibratedParameters
 from roofline.capability import Support, classify
 from roofline.evaluate import calibration_of, evaluate_columns
 from roofline.recipes import RECIPE_LIST, Mode, Recipe, get_recipe
 from roofline.shapes import llama
 from roofline.specs import GpuSpec, SpecDatabase
-
-if TYPE_CHECKING:
-    from roofline.calibration.params import CalibratedParameters
 
 #: The headline shape (M, K, N) the site and the diff quote first.
 CANONICAL_M = 8192
@@ -139,8 +137,6 @@ def calibration_for_gpu(
 def has_calibration_data(calibration: CalibratedParameters) -> bool:
     """True when the GPU's bf16 GEMM efficiency comes from a measurement (or a fit on
     measurements), not from a fallback: the site's test for "has calibration data"."""
-    from roofline.calibration.params import Basis  # keeps imports one-way
-
     return calibration.values[BF16_EFFICIENCY].basis is not Basis.ASSUMED
 
 

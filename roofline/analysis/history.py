@@ -22,7 +22,11 @@ from roofline.specs import SpecDatabase, parse_specs
 SPEC_PATH = "roofline/data/gpus.toml"
 #: Where ``MODEL_VERSION`` is set, newest first: the file moved, and the history of the
 #: model version follows it through every place it has lived.
-MODEL_PATHS = ("roofline/model/formulas.py", "roofline/formulas.py")
+MODEL_PATHS = (
+    "roofline/model/build.py",
+    "roofline/model/formulas.py",
+    "roofline/formulas.py",
+)
 _MODEL_VERSION_RE = re.compile(r"""^MODEL_VERSION\s*=\s*["']([^"']+)["']""", re.MULTILINE)
 _SEP = "\x1f"
 

@@ -25,20 +25,18 @@ import os
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from roofline.calibration.params import CalibratedParameters
 from roofline.capability import Capability, Support, classify
 from roofline.errors import ShapeError
 from roofline.evaluate import calibration_of, check_shapes, evaluate_terms, resolve_match
-from roofline.model.formulas import LOWP_SIDE, Quantity, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import LOWP_SIDE, Quantity
 from roofline.presets import GemmInstance, ModelDatabase, ModelPreset, load_models
 from roofline.recipes import Mode, Phase, Recipe, get_recipe, recipe_names
 from roofline.specs import GpuSpec, SpecDatabase, VariantFallbackWarning
-
-if TYPE_CHECKING:
-    from roofline.calibration.params import CalibratedParameters
 
 #: The name the bf16 baseline goes by among the recipes.
 BF16_NAME = "bf16"

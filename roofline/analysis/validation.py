@@ -18,7 +18,6 @@ import numpy as np
 
 from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, load_calibration
 from roofline.calibration.params import calibration_for
-from roofline.evaluate import compile_model
 from roofline.measurements import (
     MeasuredQuantity,
     MeasurementDatabase,
@@ -28,7 +27,8 @@ from roofline.measurements import (
     TimedRegion,
     load_measurements,
 )
-from roofline.model.formulas import LOWP_SIDE, Quantity
+from roofline.model.compiled import compile_model
+from roofline.model.terms import LOWP_SIDE, Quantity
 from roofline.recipes import Mode, get_recipe
 from roofline.specs import SpecDatabase, load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS

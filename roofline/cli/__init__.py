@@ -3,9 +3,10 @@ build.
 
 Exit status: 0 on success, 2 on bad input (with a message, never a traceback); validate
 and calibrate --check exit 1 when their gate fails. The parser and :func:`main` live
-here; the commands in :mod:`.rows` (eval), :mod:`.validate`, :mod:`.calibrated`
-(calibrate, the --calibrated options), :mod:`.model` (model, models) and :mod:`.commands`,
-output files in :mod:`.output`.
+here; the commands in :mod:`.rows` (eval), :mod:`.validate` (its output in
+:mod:`.validate_report`), :mod:`.calibrated` (calibrate, the --calibrated options),
+:mod:`.model` (model, models; output in :mod:`.model_table` and :mod:`.model_export`),
+:mod:`.measure` and :mod:`.commands`, output files in :mod:`.output`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from roofline.cli.output import atomic_writer, named_inputs, write_atomically
 from roofline.cli.rows import cmd_eval, groups_arg
 from roofline.cli.validate import add_validate_parser
 from roofline.errors import ProblemsError, RooflineError, printable
-from roofline.model.formulas import MODEL_VERSION, Quantity
+from roofline.model.build import MODEL_VERSION
+from roofline.model.terms import Quantity
 from roofline.publish import cite
 from roofline.shapes import GENERATORS
 

@@ -44,8 +44,9 @@ from roofline.calibration.params import (
 from roofline.calibration.write import add_entry, rewrite_value, set_cv
 from roofline.cli.output import output_path, write_atomically
 from roofline.errors import RooflineError
+from roofline.evaluate import resolve_specs
 from roofline.measurements import MeasurementDatabase, SetRole, load_measurements
-from roofline.model.formulas import RooflineModel
+from roofline.model.terms import RooflineModel
 from roofline.specs import GpuSpec, SpecDatabase
 from roofline.specs.text import load_toml
 from roofline.symbols import CALIBRATION_SYMBOLS
@@ -248,8 +249,6 @@ def load_inputs(
     args: argparse.Namespace,
 ) -> tuple[SpecDatabase, MeasurementDatabase, CalibrationData]:
     """The spec database, measurement file and calibration file the arguments name."""
-    from roofline.evaluate import resolve_specs
-
     specs = resolve_specs(args.specs)
     measurements = load_measurements(args.measurements, specs=specs)
     # A calibration file may cite the bundled sets (it derives from the bundled one) and

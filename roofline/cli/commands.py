@@ -8,6 +8,9 @@ import sys
 from pathlib import Path
 
 from roofline import capability as cap
+from roofline.analysis.diff import diff_specs
+from roofline.analysis.diff_report import to_json, to_markdown
+from roofline.analysis.history import load_specs_at_rev
 from roofline.cli import capabilities
 from roofline.cli.calibrated import (
     check_calibrated_args,
@@ -20,7 +23,8 @@ from roofline.cli.rows import gpu_match, note_capability, warn_fallback
 from roofline.datafiles.core import MAX_GPUS
 from roofline.errors import RooflineError, printable
 from roofline.evaluate import resolve_specs
-from roofline.model.formulas import Quantity, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity
 from roofline.publish import cite, latex
 from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.specs import json_schema, load_specs
@@ -208,9 +212,6 @@ BUNDLED_SPEC_PATH = Path(__file__).resolve().parents[1] / "data" / "gpus.toml"
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """``roofline diff``: what changed between two spec files, as Markdown or JSON."""
-    from roofline.analysis import diff as spec_diff
-    from roofline.analysis.history import load_specs_at_rev
-
     path = output_path(args.output, named_inputs(args))
     if args.base_rev is not None:
         if len(args.files) > 1:
@@ -224,8 +225,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
         raise RooflineError("give two spec files (BASE HEAD), or --base-rev REV [HEAD]")
     for warning in (*base.warnings, *head.warnings):
         print(f"warning: {warning}", file=sys.stderr)
-    result = spec_diff.diff_specs(base, head)
-    render = spec_diff.to_json if args.format == "json" else spec_diff.to_markdown
+    result = diff_specs(base, head)
+    render = to_json if args.format == "json" else to_markdown
     text = render(result)
     with output(path) as out:
         out.write(text)

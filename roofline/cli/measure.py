@@ -29,15 +29,12 @@ from roofline.measurements.harness import (
     DEFAULT_URL,
     SCALED_MM_RECIPES,
     TORCHAO_RECIPES,
-    CpuTimer,
-    CudaTimer,
     Job,
     MeasureError,
-    environment,
     measurement_text,
-    plan_jobs,
     run_jobs,
 )
+from roofline.measurements.torch_jobs import CpuTimer, CudaTimer, environment, plan_jobs
 from roofline.presets.hf import load_hf_config
 from roofline.publish.slugs import slug
 from roofline.recipes import Mode, get_recipe

@@ -28,17 +28,18 @@ from roofline import capability as cap
 from roofline.analysis.error_bands import model_band
 from roofline.cli.calibrated import check_calibrated_args, gpu_calibration, note_assumed
 from roofline.cli.output import named_inputs, output, output_path
+from roofline.device import current_device_name
 from roofline.errors import ShapeError, spreadsheet_safe
 from roofline.evaluate import (
     as_shape_array,
     check_groups,
     check_shapes,
     columns_for,
-    compile_model,
     evaluate_columns,
     resolve_match,
     resolve_specs,
 )
+from roofline.model.compiled import compile_model
 from roofline.recipes import Mode, get_recipe
 from roofline.shapes import ShapeTable, generate, parse_shape, read_shapes_file
 from roofline.specs import GpuMatch
@@ -59,8 +60,6 @@ def gpu_name(args: argparse.Namespace) -> str:
     """``--gpu``, else the current CUDA device's name (needs torch)."""
     if args.gpu is not None:  # `--gpu ""` is a (bad) name, not a request to detect
         return args.gpu
-    from roofline.device import current_device_name
-
     return current_device_name()
 
 

@@ -27,7 +27,6 @@ import functools
 
 import sympy
 
-from roofline.model.formulas import GemmTime, RooflineModel, Timing, assemble_model
 from roofline.model.grouped import (
     GemmShape,
     Layout,
@@ -36,6 +35,7 @@ from roofline.model.grouped import (
     role_dims,
     when_grouped,
 )
+from roofline.model.terms import GemmTime, RooflineModel, Timing, assemble_model, gemm_bytes
 from roofline.recipes import (
     BF16,
     FP4,
@@ -199,12 +199,10 @@ def calibrated_gemm_time(
     else:
         rate = wave_efficiency(m, n) * rate
     compute = flops / rate
-    operand_elements = m * k + shape.rhs_copies * k * n
-    output_bytes = BF16.bytes_per_element * shape.out_copies * m * n
-    bytes_moved = fmt.bytes_per_element * operand_elements + output_bytes
+    # One one-byte scale per block (torchao counts them at the operand format's size).
     block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
-    if block is not None:  # one one-byte scale per block (torchao counts them at fmt size)
-        bytes_moved = bytes_moved + SCALE_E8M0_BYTES * operand_elements / block
+    copies = (shape.rhs_copies, shape.out_copies)
+    bytes_moved = gemm_bytes(m, k, n, fmt, *copies, block, SCALE_E8M0_BYTES)
     return GemmTime(compute, streaming_time(bytes_moved), T_GEMM.symbol, epilogue)
 
 
@@ -237,7 +235,7 @@ def calibrated_rearrange_time(kernel: Rearrange) -> sympy.Expr:
 
 
 class _CalibratedTiming:
-    """The calibrated model's :class:`~roofline.model.formulas.Timing` in one mode."""
+    """The calibrated model's :class:`~roofline.model.terms.Timing` in one mode."""
 
     def __init__(self, mode: Mode) -> None:
         self.mode = mode

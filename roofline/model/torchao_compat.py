@@ -20,7 +20,7 @@ import sympy
 
 from roofline.device import current_device_name, dtype_name
 from roofline.errors import RooflineError
-from roofline.model.formulas import bf16_activation_time, cast_kernel_time, gemm_time
+from roofline.model.torchao import bf16_activation_time, cast_kernel_time, gemm_time
 from roofline.recipes import (
     BF16,
     FP4,

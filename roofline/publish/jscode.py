@@ -13,7 +13,7 @@ Each model also carries ``calibrated``: the calibrated model of the same (mode, 
 fusion) (:mod:`roofline.model.calibrated`), whose function takes one more argument,
 ``cal``: the GPU's calibration parameters keyed like
 :data:`roofline.symbols.CALIBRATION_SYMBOLS` (the arguments that follow the hardware
-ones in :func:`roofline.evaluate.compile_model`). Its terms have the same keys, labels
+ones in :func:`roofline.model.compiled.compile_model`). Its terms have the same keys, labels
 and quantities as torchao's, so they share ``meta``; it also reports each term's fixed
 latency (``key#latency``), and names the hardware figures torchao's model uses that it
 does not (``ignores``: the efficiencies and launch floor it replaces).
@@ -37,7 +37,8 @@ from sympy.printing.jscode import JavascriptCodePrinter
 
 from roofline.analysis.error_bands import per_gpu_keys
 from roofline.evaluate import COLUMN_QUANTITIES, COLUMN_SUMS, columns_for
-from roofline.model.formulas import MODEL_VERSION, QUANTITY_SYMBOLS, RooflineModel, build_model
+from roofline.model.build import MODEL_VERSION, build_model
+from roofline.model.terms import QUANTITY_SYMBOLS, RooflineModel
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.symbols import (
     CALIBRATION_SYMBOLS,

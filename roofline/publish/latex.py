@@ -9,17 +9,13 @@ parameters (``\\eta_{\\mathrm{row}}``, ``t_{\\mathrm{gemm}}`` ...) as the GPU's 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import sympy
 from sympy.printing.latex import LatexPrinter
 
-from roofline.model.formulas import QUANTITY_LATEX
+from roofline.calibration.params import CalibratedParameters
+from roofline.model.terms import QUANTITY_LATEX
 from roofline.specs import GpuSpec
 from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, LATEX_NAMES
-
-if TYPE_CHECKING:
-    from roofline.calibration.params import CalibratedParameters
 
 SIGNIFICANT_DIGITS = 4
 

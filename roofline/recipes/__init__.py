@@ -6,8 +6,9 @@ sympy expressions in the cast tensor's two dimensions ``d_0 x d_1`` (see
 :mod:`roofline.symbols`), so the model, the CLI and the site read the same numbers and
 adding a recipe is adding one value to :data:`RECIPES`.
 
-The package: :mod:`.model` (the types), :mod:`.kernels` (cast-kernel plans, built from a
-recipe's scaling) and :mod:`.registry` (the recipes themselves, and the lookups).
+The package: :mod:`.model` (the types), :mod:`.kernels` and :mod:`.float8_kernels`
+(cast-kernel plans, built from a recipe's scaling), :mod:`.stacks` (the GEMM libraries
+that run each recipe) and :mod:`.registry` (the recipes themselves, and the lookups).
 """
 
 from __future__ import annotations

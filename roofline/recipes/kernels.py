@@ -1,4 +1,6 @@
-"""Cast-kernel plans: which kernels each recipe runs and the bytes each moves.
+"""Cast-kernel plans: which kernels each recipe runs and the bytes each moves; this module
+holds the pieces every plan is built from and the block-scaled (MX / NV) recipes' plans,
+:mod:`roofline.recipes.float8_kernels` the float8 recipes'.
 
 Every plan builder takes the recipe's :class:`Scaling` first, so block sizes (scale
 bytes, kernel descriptions) come from the one value in the registry. Kernel bytes are
@@ -18,7 +20,6 @@ from roofline.recipes.model import (
     FP4,
     FP8,
     FP8_BLOCK,
-    FP32_BYTES,
     SCALE_E8M0_BYTES,
     CastKernel,
     CastKind,
@@ -32,7 +33,6 @@ from roofline.recipes.model import (
 from roofline.symbols import DIM0, DIM1
 
 NUMEL = DIM0 * DIM1
-_ROW, _COLUMN = CastKind.ROW, CastKind.COLUMN
 _BACKWARD = Phase.BACKWARD
 _BF16 = BF16.bytes_per_element
 _ZERO = sympy.Integer(0)
@@ -41,7 +41,7 @@ _ZERO = sympy.Integer(0)
 _TENSOR_LETTER = {Role.INPUT: "x_", Role.WEIGHT: "w_", Role.GRAD_OUTPUT: "g_"}
 
 
-def _kernel(
+def cast_kernel(
     role: Role,
     description: str,
     read: sympy.Expr,
@@ -60,7 +60,7 @@ def _kernel(
     )
 
 
-def _bf16_to(
+def bf16_to(
     role: Role,
     description: str,
     out: Format,
@@ -71,13 +71,13 @@ def _bf16_to(
 ) -> CastKernel:
     """Read the bf16 tensor once, write ``copies`` low-precision copies."""
     write = copies * out.bytes_per_element * NUMEL
-    return _kernel(role, description, _BF16 * NUMEL, write, fusable, kind, phase=phase)
+    return cast_kernel(role, description, _BF16 * NUMEL, write, fusable, kind, phase=phase)
 
 
-def _amax(role: Role, fusable: bool) -> tuple[CastKernel, CastKernel]:
+def amax_kernels(role: Role, fusable: bool) -> tuple[CastKernel, CastKernel]:
     """Tensorwise amax: stage 1 reads the tensor, stage 2 reduces partials (not modelled)."""
     return (
-        _kernel(
+        cast_kernel(
             role,
             "x_bf16 -> amax partials (stage 1)",
             _BF16 * NUMEL,
@@ -85,7 +85,7 @@ def _amax(role: Role, fusable: bool) -> tuple[CastKernel, CastKernel]:
             fusable,
             CastKind.REDUCE,
         ),
-        _kernel(
+        cast_kernel(
             role,
             "amax partials -> amax (stage 2, traffic not modelled)",
             _ZERO,
@@ -95,192 +95,26 @@ def _amax(role: Role, fusable: bool) -> tuple[CastKernel, CastKernel]:
     )
 
 
-def _activation_roles(build: Callable[[Role], tuple[CastKernel, ...]]) -> tuple[CastKernel, ...]:
+def activation_roles(build: Callable[[Role], tuple[CastKernel, ...]]) -> tuple[CastKernel, ...]:
     """Kernels for input and grad_output, whose first read can fuse with the producer."""
     return tuple(k for role in (Role.INPUT, Role.GRAD_OUTPUT) for k in build(role))
 
 
-def _training_gemms(fmt: Format, grad_weight: Format | None = None) -> dict[Gemm, Format]:
+def training_gemms(fmt: Format, grad_weight: Format | None = None) -> dict[Gemm, Format]:
+    """The three training GEMMs in ``fmt`` (the weight gradient in ``grad_weight`` if given)."""
     return {Gemm.OUTPUT: fmt, Gemm.GRAD_INPUT: fmt, Gemm.GRAD_WEIGHT: grad_weight or fmt}
 
 
-def _inference(fmt: Format, *kernels: CastKernel) -> ModePlan:
+def inference_plan(fmt: Format, *kernels: CastKernel) -> ModePlan:
+    """The inference plan: the one output GEMM in ``fmt`` and ``kernels``."""
     return ModePlan({Gemm.OUTPUT: fmt}, tuple(kernels))
 
 
-def _block(scaling: Scaling) -> int:
+def required_block(scaling: Scaling) -> int:
     """The block size of a block-scaled recipe (its plans cannot be built without one)."""
     if scaling.block_size is None:
         raise ValueError(f"scaling {scaling.layout!r} has no block size")
     return scaling.block_size
-
-
-# -- float8 recipes ----------------------------------------------------------------
-
-
-def tensorwise_training(scaling: Scaling) -> ModePlan:
-    """Amax then cast, per tensor; the weight is cast twice (forward and backward)."""
-
-    def activation(role: Role) -> tuple[CastKernel, ...]:
-        return (
-            *_amax(role, fusable=True),
-            _bf16_to(
-                role, "x_bf16, amax -> x_fp8 dim0 and dim1", FP8, copies=2, kind=CastKind.COLUMN
-            ),
-        )
-
-    weight = (
-        *_amax(Role.WEIGHT, fusable=True),
-        _bf16_to(Role.WEIGHT, "w_bf16, amax -> w_fp8 dim0 (forward)", FP8),
-        _bf16_to(
-            Role.WEIGHT,
-            "w_bf16, amax -> w_fp8 dim1 (backward)",
-            FP8,
-            kind=CastKind.COLUMN,
-            phase=_BACKWARD,
-        ),
-    )
-    kernels = _activation_roles(activation)
-    # torchao's launch order: input, weight, grad_output.
-    ordered = kernels[:3] + weight + kernels[3:]
-    return ModePlan(_training_gemms(FP8), ordered)
-
-
-def rowwise_training(scaling: Scaling) -> ModePlan:
-    """Row scales along each dim: a transposed bf16 copy feeds the dim1 cast."""
-
-    def activation(role: Role) -> tuple[CastKernel, ...]:
-        # Kernel 1 also writes a bf16 transposed copy; fusing kernels 1 and 2 would need
-        # the whole tensor in shared memory.
-        return (
-            _kernel(
-                role,
-                "x_bf16 dim0 -> x_fp8 dim0, x_bf16 dim1",
-                _BF16 * NUMEL,
-                (FP8.bytes_per_element + _BF16) * NUMEL,
-                fusable=True,
-                kind=CastKind.COLUMN,
-            ),
-            _bf16_to(role, "x_bf16 dim1 -> x_fp8 dim1", FP8, phase=_BACKWARD),
-        )
-
-    weight = (
-        _bf16_to(Role.WEIGHT, "w_bf16 dim0 -> w_fp8 dim0 (forward)", FP8, fusable=True),
-        _kernel(
-            Role.WEIGHT,
-            "w_bf16 dim0 -> w_bf16 dim1 (transpose)",
-            _BF16 * NUMEL,
-            _BF16 * NUMEL,
-            kind=CastKind.COLUMN,
-            phase=_BACKWARD,
-        ),
-        _bf16_to(Role.WEIGHT, "w_bf16 dim1 -> w_fp8 dim1 (backward)", FP8, phase=_BACKWARD),
-    )
-    kernels = _activation_roles(activation)
-    return ModePlan(_training_gemms(FP8), kernels[:2] + weight + kernels[2:])
-
-
-def rowwise_gw_hp_training(scaling: Scaling) -> ModePlan:
-    """Rowwise, with the grad_weight GEMM in bf16 (activations cast once)."""
-
-    def activation(role: Role) -> tuple[CastKernel, ...]:
-        # Backward keeps the bf16 copy for the high-precision grad_weight GEMM.
-        return (_bf16_to(role, "x_bf16 dim0 -> x_fp8 dim0", FP8, fusable=True),)
-
-    weight = (
-        _bf16_to(Role.WEIGHT, "w_bf16 -> w_fp8 dim0, w_scale dim0 (forward)", FP8),
-        _kernel(
-            Role.WEIGHT,
-            "w_scale dim0 -> w_scale tensorwise (traffic not modelled)",
-            _ZERO,
-            _ZERO,
-            kind=CastKind.REDUCE,
-            phase=_BACKWARD,
-        ),
-        _bf16_to(
-            Role.WEIGHT,
-            "w_bf16, w_scale tensorwise -> w_fp8 dim1 (backward)",
-            FP8,
-            kind=CastKind.COLUMN,
-            phase=_BACKWARD,
-        ),
-    )
-    kernels = _activation_roles(activation)
-    return ModePlan(_training_gemms(FP8, grad_weight=BF16), kernels[:1] + weight + kernels[1:])
-
-
-def blockwise_training(scaling: Scaling) -> ModePlan:
-    """1 x block fp32 scales for activations and gradients, block x block for weights."""
-    block = _block(scaling)
-    act = f"1x{block}"
-    wgt = f"{block}x{block}"
-
-    def quant(
-        role: Role,
-        description: str,
-        scales: sympy.Expr,
-        fusable: bool,
-        kind: CastKind,
-        phase: Phase | None = None,
-    ) -> CastKernel:
-        write = FP8.bytes_per_element * NUMEL + FP32_BYTES * scales
-        return _kernel(role, description, _BF16 * NUMEL, write, fusable, kind, phase=phase)
-
-    act_scales = NUMEL / block
-    weight_scales = NUMEL / block**2
-    kernels = (
-        quant(Role.INPUT, f"x_bf16 -> x_fp8 lhs, {act} fp32 scales", act_scales, True, _ROW),
-        quant(
-            Role.WEIGHT,
-            f"w_bf16 -> w_fp8 transposed rhs, {wgt} scales",
-            weight_scales,
-            False,
-            CastKind.TILE,
-        ),
-        quant(
-            Role.WEIGHT,
-            f"w_bf16 -> w_fp8 rhs, {wgt} scales",
-            weight_scales,
-            False,
-            CastKind.TILE,
-            _BACKWARD,
-        ),
-        quant(Role.GRAD_OUTPUT, f"g_bf16 -> g_fp8 lhs, {act} scales", act_scales, True, _ROW),
-        quant(
-            Role.GRAD_OUTPUT,
-            f"g_bf16 -> g_fp8 transposed lhs, {act} scales",
-            act_scales,
-            False,
-            _COLUMN,
-        ),
-        quant(
-            Role.INPUT, f"x_bf16 -> x_fp8 rhs, {act} scales", act_scales, False, _COLUMN, _BACKWARD
-        ),
-    )
-    return ModePlan(_training_gemms(FP8), kernels)
-
-
-def tensorwise_inference(scaling: Scaling) -> ModePlan:
-    """Amax, then cast the input."""
-    return _inference(
-        FP8,
-        _kernel(Role.INPUT, "x_bf16 -> amax", _BF16 * NUMEL, _ZERO),
-        _bf16_to(Role.INPUT, "x_bf16, amax -> x_fp8", FP8),
-    )
-
-
-def rowwise_inference(scaling: Scaling) -> ModePlan:
-    """One cast writing fp8 and an fp32 scale per row."""
-    scale_bytes = FP32_BYTES * DIM0
-    return _inference(
-        FP8,
-        _kernel(
-            Role.INPUT,
-            "x_bf16 -> x_fp8, fp32 scale per row",
-            _BF16 * NUMEL,
-            FP8.bytes_per_element * NUMEL + scale_bytes,
-        ),
-    )
 
 
 # -- block-scaled (MX / NV) recipes ------------------------------------------------
@@ -300,8 +134,8 @@ def mx_two_pass_training(scaling: Scaling, fmt: Format) -> ModePlan:
 
     def casts(role: Role, fusable: bool) -> tuple[CastKernel, ...]:
         return (
-            _bf16_to(role, f"x_bf16 -> x_mx{fmt.name} dim0", fmt, fusable=fusable),
-            _bf16_to(
+            bf16_to(role, f"x_bf16 -> x_mx{fmt.name} dim0", fmt, fusable=fusable),
+            bf16_to(
                 role, f"x_bf16 -> x_mx{fmt.name} dim1", fmt, kind=CastKind.COLUMN, phase=_BACKWARD
             ),
         )
@@ -309,14 +143,14 @@ def mx_two_pass_training(scaling: Scaling, fmt: Format) -> ModePlan:
     kernels = tuple(
         k for role in (Role.INPUT, Role.WEIGHT, Role.GRAD_OUTPUT) for k in casts(role, True)
     )
-    return ModePlan(_training_gemms(fmt), kernels)
+    return ModePlan(training_gemms(fmt), kernels)
 
 
 def mx_flexible_layout_training(scaling: Scaling) -> ModePlan:
     """Square blocks make one cast serve both dims, given a GEMM that takes any layout."""
-    block = _block(scaling)
+    block = required_block(scaling)
     kernels = tuple(
-        _bf16_to(
+        bf16_to(
             role,
             f"x_bf16 -> x_mxfp8 ({block}x{block} blocks)",
             FP8,
@@ -325,27 +159,27 @@ def mx_flexible_layout_training(scaling: Scaling) -> ModePlan:
         )
         for role in (Role.INPUT, Role.WEIGHT, Role.GRAD_OUTPUT)
     )
-    return ModePlan(_training_gemms(FP8_BLOCK), kernels)
+    return ModePlan(training_gemms(FP8_BLOCK), kernels)
 
 
 def mx_square_weight_training(scaling: Scaling) -> ModePlan:
     """Square weight blocks (cast once, transposed in fp8), 1 x block activation blocks."""
-    block = _block(scaling)
+    block = required_block(scaling)
 
     def activation(role: Role) -> tuple[CastKernel, ...]:
         return (
-            _bf16_to(role, "x_bf16 -> x_mxfp8 dim0", FP8, fusable=True),
-            _bf16_to(role, "x_bf16 -> x_mxfp8 dim1", FP8, kind=CastKind.COLUMN, phase=_BACKWARD),
+            bf16_to(role, "x_bf16 -> x_mxfp8 dim0", FP8, fusable=True),
+            bf16_to(role, "x_bf16 -> x_mxfp8 dim1", FP8, kind=CastKind.COLUMN, phase=_BACKWARD),
         )
 
     weight = (
-        _bf16_to(
+        bf16_to(
             Role.WEIGHT,
             f"w_bf16 -> w_mxfp8 dim0 ({block}x{block} blocks)",
             FP8,
             kind=CastKind.TILE,
         ),
-        _kernel(
+        cast_kernel(
             Role.WEIGHT,
             "w_mxfp8 dim0 -> w_mxfp8 dim1 (transpose)",
             FP8.bytes_per_element * NUMEL,
@@ -354,16 +188,16 @@ def mx_square_weight_training(scaling: Scaling) -> ModePlan:
             phase=_BACKWARD,
         ),
     )
-    kernels = _activation_roles(activation)
-    return ModePlan(_training_gemms(FP8_BLOCK), kernels[:2] + weight + kernels[2:])
+    kernels = activation_roles(activation)
+    return ModePlan(training_gemms(FP8_BLOCK), kernels[:2] + weight + kernels[2:])
 
 
 def block_inference(scaling: Scaling, fmt: Format, target: str) -> ModePlan:
     """One cast writing ``target`` (e.g. mxfp8) and a scale per block."""
-    block = _block(scaling)
+    block = required_block(scaling)
     write = fmt.bytes_per_element * NUMEL + _scale_bytes(block)
     description = f"x_bf16 -> x_{target}, {scaling.scale_dtype} scale per {block}"
-    return _inference(fmt, _kernel(Role.INPUT, description, _BF16 * NUMEL, write))
+    return inference_plan(fmt, cast_kernel(Role.INPUT, description, _BF16 * NUMEL, write))
 
 
 def nvfp4_dynamic_inference(scaling: Scaling) -> ModePlan:
@@ -372,9 +206,9 @@ def nvfp4_dynamic_inference(scaling: Scaling) -> ModePlan:
     # launch floor applies once; in practice the amax is its own reduction kernel, which
     # the calibrated model pays for as a second launch.
     read = 2 * _BF16 * NUMEL
-    write = FP4.bytes_per_element * NUMEL + _scale_bytes(_block(scaling))
+    write = FP4.bytes_per_element * NUMEL + _scale_bytes(required_block(scaling))
     description = "x_bf16 -> amax; x_bf16, amax -> x_nvfp4 (one kernel)"
-    return _inference(FP4, _kernel(Role.INPUT, description, read, write, launches=2))
+    return inference_plan(FP4, cast_kernel(Role.INPUT, description, read, write, launches=2))
 
 
 def nvfp4_training(scaling: Scaling) -> ModePlan:
@@ -388,13 +222,13 @@ def nvfp4_training(scaling: Scaling) -> ModePlan:
     follow torchao's NVFP4 training kernels (measured on GB200): an RHT + amax pass and one
     cast writing the row copy and the RHT'd column copy of each activation.
     """
-    block = _block(scaling)
+    block = required_block(scaling)
     fp4_with_scales = FP4.bytes_per_element * NUMEL + SCALE_E8M0_BYTES * NUMEL / block
     both_layouts = 2 * fp4_with_scales  # a row copy and a column copy
 
     def activation(role: Role, rounding: str, kind: CastKind) -> tuple[CastKernel, ...]:
         return (
-            _kernel(
+            cast_kernel(
                 role,
                 "x_bf16 -> amax(x_bf16), amax(RHT(x_bf16))",
                 _BF16 * NUMEL,
@@ -402,7 +236,7 @@ def nvfp4_training(scaling: Scaling) -> ModePlan:
                 fusable=True,
                 kind=CastKind.HADAMARD_AMAX,
             ),
-            _kernel(
+            cast_kernel(
                 role,
                 f"x_bf16 -> x_nvfp4 dim0, RHT(x_bf16) -> x_nvfp4 dim1 ({rounding})",
                 _BF16 * NUMEL,
@@ -412,8 +246,8 @@ def nvfp4_training(scaling: Scaling) -> ModePlan:
         )
 
     weight = (
-        _kernel(Role.WEIGHT, "w_bf16 -> amax", _BF16 * NUMEL, _ZERO, kind=CastKind.REDUCE),
-        _kernel(
+        cast_kernel(Role.WEIGHT, "w_bf16 -> amax", _BF16 * NUMEL, _ZERO, kind=CastKind.REDUCE),
+        cast_kernel(
             Role.WEIGHT,
             f"w_bf16, amax -> w_nvfp4 dim0 and dim1 ({block}x{block} blocks)",
             _BF16 * NUMEL,
@@ -426,4 +260,4 @@ def nvfp4_training(scaling: Scaling) -> ModePlan:
         *weight,
         *activation(Role.GRAD_OUTPUT, "stochastic rounding", CastKind.HADAMARD_CAST_SR),
     )
-    return ModePlan(_training_gemms(FP4), kernels)
+    return ModePlan(training_gemms(FP4), kernels)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import sympy
 
-from roofline.errors import unknown
+from roofline.errors import UnknownNameError, unknown
 from roofline.symbols import PEAK_BF16, PEAK_FP4, PEAK_FP8, PEAK_FP8_BLOCK, HardwareSymbol
 
 
@@ -243,11 +243,33 @@ class Recipe:
 
     def plan(self, mode: Mode) -> ModePlan:
         """The plan for ``mode``; errors when the recipe is not modelled there."""
-        # A local import: the registry imports this module.
-        from roofline.recipes.registry import get_recipe
-
-        return get_recipe(self, mode).plans[mode]
+        mode = Mode.parse(mode)
+        if mode not in self.plans:
+            raise not_modelled(self, mode)
+        return self.plans[mode]
 
     def formats(self, mode: Mode) -> tuple[Format, ...]:
         """The GEMM formats this recipe needs in ``mode`` (bf16 baseline excluded)."""
         return tuple(dict.fromkeys(self.plan(mode).gemm_formats.values()))
+
+
+#: The registry's recipes in its order. :mod:`roofline.recipes.registry` imports this module
+#: and hands them over once (:func:`register`), so a recipe's own "not modelled in this
+#: mode" error can list the recipes that are, without this module importing the registry.
+_REGISTERED: list[Recipe] = []
+
+
+def register(recipes: tuple[Recipe, ...]) -> None:
+    """Make ``recipes`` (the registry, in its order) the list :func:`not_modelled` names."""
+    _REGISTERED[:] = recipes
+
+
+def not_modelled(recipe: Recipe, mode: Mode) -> UnknownNameError:
+    """The error for ``recipe`` asked for in ``mode``, which it is not modelled in: it names
+    the modes it is modelled in and the registry's recipes that are modelled in ``mode``."""
+    modelled = ", ".join(m.value for m in recipe.modes)
+    names = [r.name for r in _REGISTERED if mode in r.plans]
+    return UnknownNameError(
+        f"recipe {recipe.name} is modelled for {modelled} only; {mode.value} recipes: "
+        f"{', '.join(names)}"
+    )

@@ -1,7 +1,8 @@
 """The recipe registry: every low-precision recipe as a value, not a branch (data table).
 
 Each entry states its scaling once; its plans are built from that scaling value
-(:mod:`roofline.recipes.kernels`), so a block size lives in one place.
+(:mod:`roofline.recipes.kernels`, :mod:`roofline.recipes.float8_kernels`), so a block size
+lives in one place.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
-from roofline.errors import UnknownNameError, unknown
+from roofline.errors import unknown
+from roofline.recipes import float8_kernels as f8
 from roofline.recipes import kernels as k
 from roofline.recipes import stacks as st
 from roofline.recipes.model import (
@@ -23,6 +25,8 @@ from roofline.recipes.model import (
     NativeFormat,
     Recipe,
     Scaling,
+    not_modelled,
+    register,
 )
 
 PlanBuilder = Callable[[Scaling], ModePlan]
@@ -117,7 +121,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         "float8 with one fp32 scale per tensor (dynamic amax)",
         NativeFormat.FP8,
         Scaling("one scale per tensor", "fp32"),
-        {Mode.TRAINING: k.tensorwise_training, Mode.INFERENCE: k.tensorwise_inference},
+        {Mode.TRAINING: f8.tensorwise_training, Mode.INFERENCE: f8.tensorwise_inference},
         kernels=st.TENSORWISE_KERNELS,
         grouped_gap=st.GROUPED_GAPS["tensorwise"],
     ),
@@ -127,7 +131,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         "float8 with one fp32 scale per row",
         NativeFormat.FP8,
         Scaling("one scale per row", "fp32"),
-        {Mode.TRAINING: k.rowwise_training, Mode.INFERENCE: k.rowwise_inference},
+        {Mode.TRAINING: f8.rowwise_training, Mode.INFERENCE: f8.rowwise_inference},
         kernels=st.ROWWISE_KERNELS,
         grouped_kernels=st.ROWWISE_GROUPED,
     ),
@@ -137,7 +141,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         "rowwise float8, but the grad_weight GEMM stays in bf16",
         NativeFormat.FP8,
         Scaling("one scale per row", "fp32"),
-        {Mode.TRAINING: k.rowwise_gw_hp_training},
+        {Mode.TRAINING: f8.rowwise_gw_hp_training},
         kernels=st.ROWWISE_KERNELS,
         grouped_kernels=st.ROWWISE_GROUPED,
     ),
@@ -148,7 +152,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
         f"{_BLOCKWISE_BLOCK}x{_BLOCKWISE_BLOCK} for weights",
         NativeFormat.FP8,
         _BLOCKWISE,
-        {Mode.TRAINING: k.blockwise_training},
+        {Mode.TRAINING: f8.blockwise_training},
         divisibility=(("K", _BLOCKWISE_BLOCK), ("N", _BLOCKWISE_BLOCK)),
         notes="Scale reads inside the GEMMs are ignored, as in torchao.",
         kernels=st.BLOCKWISE_KERNELS,
@@ -216,6 +220,7 @@ RECIPE_LIST: tuple[Recipe, ...] = (
     _nvfp4("nvfp4_no_global_scale", "without a per-tensor scale", _NV_NO_GLOBAL, _NV_CAST),
 )
 
+register(RECIPE_LIST)
 RECIPES: dict[str, Recipe] = {r.name: r for r in RECIPE_LIST}
 _ALIASES: dict[str, str] = {a: r.name for r in RECIPE_LIST for a in r.aliases}
 
@@ -239,11 +244,7 @@ def get_recipe(name: str | Recipe, mode: Mode | str | None = None) -> Recipe:
         choices = recipe_names(mode)
         raise unknown(f"{mode.value} recipe" if mode else "recipe", str(name), choices)
     if mode is not None and mode not in recipe.plans:
-        modelled = ", ".join(m.value for m in recipe.modes)
-        raise UnknownNameError(
-            f"recipe {recipe.name} is modelled for {modelled} only; {mode.value} recipes: "
-            f"{', '.join(recipe_names(mode))}"
-        )
+        raise not_modelled(recipe, mode)
     return recipe
 
 

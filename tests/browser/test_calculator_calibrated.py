@@ -292,7 +292,7 @@ def test_widget_that_starts_calibrated_writes_calibrated_0(session: Session) -> 
 def test_calibrated_speedup_carries_the_python_error_band(session, gpu, mode, recipe) -> None:  # noqa: F811
     """The band the page gives is roofline.analysis.error_bands.model_band's for the same model."""
     from roofline.analysis.error_bands import model_band
-    from roofline.evaluate import compile_model
+    from roofline.model.compiled import compile_model
 
     page = session.page
     case = {**DEFAULT, "gpu": gpu, "mode": mode, "recipe": recipe}

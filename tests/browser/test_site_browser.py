@@ -405,7 +405,7 @@ def test_calculator_screenshots(browser, base_url: str) -> None:
 
 
 def test_equation_index_cite_button(session: Session) -> None:
-    from roofline.model.formulas import Quantity
+    from roofline.model.terms import Quantity
     from roofline.publish.cite import symbolic_total
     from roofline.recipes import Mode
 
@@ -428,7 +428,8 @@ def _best_in_python(gpu_name: str, mode: str, M: int, K: int, N: int):
 
     from roofline import Mode, Support, classify, evaluate, get_recipe, load_specs, recipe_names
     from roofline.analysis.error_bands import model_band
-    from roofline.evaluate import calibration_of, compile_model
+    from roofline.evaluate import calibration_of
+    from roofline.model.compiled import compile_model
 
     specs = load_specs(SMALL_SPECS)
     gpu = specs[gpu_name]

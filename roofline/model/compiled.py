@@ -1,0 +1,117 @@
+"""A model compiled for numbers: its terms as one numpy function (``sympy.lambdify`` with
+common subexpressions shared), the hardware parameters as arguments, so one compiled model
+serves every GPU and a call evaluates millions of shapes at numpy speed
+(:mod:`roofline.evaluate` runs it). Never ``subs`` per shape: that is the slow path the
+benchmark compares against.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy
+
+from roofline.calibration.params import CalibratedParameters
+from roofline.model.build import build_model
+from roofline.model.terms import QUANTITY_SYMBOLS, Quantity, RooflineModel
+from roofline.recipes import Mode, Recipe, get_recipe
+from roofline.specs import GpuSpec
+from roofline.symbols import (
+    CALIBRATION_SYMBOLS,
+    GROUPED_SHAPE_SYMBOLS,
+    HARDWARE_SYMBOLS,
+    SHAPE_SYMBOLS,
+)
+
+
+@dataclass(frozen=True)
+class CompiledModel:
+    """A model whose terms are compiled to one numpy function, and its speedup to another.
+
+    The speedup function is lambdified from :attr:`RooflineModel.structured_speedup`, the
+    expression :mod:`roofline.publish.jscode` prints for the calculator, so Python and the page
+    compute the speedup from the same formula.
+    """
+
+    model: RooflineModel
+    _fn: Any
+    _speedup_fn: Any
+
+    def term_times(
+        self,
+        gpu: GpuSpec,
+        m: np.ndarray,
+        k: np.ndarray,
+        n: np.ndarray,
+        calibration: CalibratedParameters | None = None,
+        groups: np.ndarray | None = None,
+    ) -> dict[str, np.ndarray]:
+        """Seconds per term (GEMM or kernel), keyed by the term's stable key.
+
+        A calibrated model needs ``calibration``: the GPU's calibrated parameters; a
+        grouped model needs ``groups``, the expert count G per shape.
+        """
+        hardware = gpu.hardware_values()
+        # A parameter the model does not use may be absent (fp4 on an fp8-only GPU).
+        args = [hardware.get(hw.spec_key, np.nan) for hw in HARDWARE_SYMBOLS]
+        if self.model.calibrated:
+            if calibration is None:
+                raise ValueError("a calibrated model needs the GPU's calibrated parameters")
+            numbers = calibration.numbers()
+            args += [numbers[hw.spec_key] for hw in CALIBRATION_SYMBOLS]
+        dims = [m, k, n]
+        if self.model.grouped:
+            if groups is None:
+                raise ValueError("a grouped model needs the group count G")
+            dims.append(groups)
+        results = self._fn(*dims, *args)
+        shape = np.broadcast(*dims).shape
+        return {
+            term.key: np.broadcast_to(np.asarray(value, dtype=np.float64), shape)
+            for term, value in zip(self.model.terms, results, strict=True)
+        }
+
+    def totals(self, times: dict[str, np.ndarray]) -> dict[Quantity, np.ndarray]:
+        """Sum the term times into the model's quantities, speedup included."""
+        totals: dict[Quantity, np.ndarray] = {}
+        for term in self.model.terms:
+            value = times[term.key]
+            totals[term.quantity] = (
+                totals[term.quantity] + value if term.quantity in totals else value.copy()
+            )
+        totals.setdefault(Quantity.BF16_OVERHEAD, np.zeros_like(totals[Quantity.BF16_GEMM]))
+        totals[Quantity.SPEEDUP] = self._speedup_fn(*(totals[q] for q in QUANTITY_SYMBOLS))
+        return totals
+
+
+@functools.cache
+def _compile(
+    mode: Mode, recipe: Recipe, fusion: bool, calibrated: bool = False, grouped: bool = False
+) -> CompiledModel:
+    model = build_model(mode, recipe, fusion, calibrated=calibrated, grouped=grouped)
+    symbols = (*HARDWARE_SYMBOLS, *CALIBRATION_SYMBOLS) if calibrated else HARDWARE_SYMBOLS
+    shape_symbols = GROUPED_SHAPE_SYMBOLS if grouped else SHAPE_SYMBOLS
+    args = [*shape_symbols, *(hw.symbol for hw in symbols)]
+    exprs = [term.expr for term in model.terms]
+    fn = sympy.lambdify(args, exprs, modules="numpy", cse=True)
+    speedup = sympy.lambdify(
+        list(QUANTITY_SYMBOLS.values()), model.structured_speedup, modules="numpy"
+    )
+    return CompiledModel(model, fn, speedup)
+
+
+def compile_model(
+    mode: Mode | str,
+    recipe: Recipe | str,
+    fusion: bool = False,
+    calibrated: bool = False,
+    grouped: bool = False,
+) -> CompiledModel:
+    """The compiled model for (mode, recipe, fusion, calibrated, grouped); compiled once
+    per process."""
+    mode = Mode.parse(mode)
+    recipe = get_recipe(recipe, mode)
+    return _compile(mode, recipe, bool(fusion), bool(calibrated), bool(grouped))

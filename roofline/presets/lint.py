@@ -15,16 +15,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from roofline.datafiles.core import FileRefused, read_text, skeleton, tables_problem
-from roofline.errors import DataFileError, DataProblem
+from roofline.datafiles.core import skeleton
 from roofline.measurements.model import Source
 from roofline.presets import rules as R
-from roofline.presets.fields import KIND, FieldLinter
+from roofline.presets.fields import FieldLinter
 from roofline.presets.hf import HfConfigError, load_hf_config
 from roofline.presets.model import LayerBlock, LinearKind, ModelDatabase, ModelPreset, PresetGemm
 from roofline.publish.slugs import slug
 from roofline.shapes import MAX_DIM
-from roofline.specs.text import URL_EXPECTED, TomlProblem, describe, load_toml, url_problem
+from roofline.specs.text import URL_EXPECTED, describe, url_problem
 
 BUNDLED_NAME = "bundled model presets (roofline/data/models.toml)"
 #: The bundled preset file (read through importlib.resources when loaded).
@@ -313,18 +312,11 @@ def parse_models(
     """
     linter = _Linter(file)
     linter.base_dir = Path(base_dir) if base_dir is not None else Path(file).parent
-    try:
-        doc = load_toml(text)
-    except TomlProblem as exc:
-        linter.error(None, None, "valid TOML", str(exc))
-        raise DataFileError(KIND, linter.problems) from None
-    too_many = tables_problem(doc)
-    if too_many:
-        linter.error(None, None, *too_many)
-        linter.raise_if_any()
+    doc = linter.parse(text)
     tables = linter.document(doc)
     models = [linter.model(i, t) for i, t in enumerate(tables)]
     linter.models_unique(tables)
+    linter.strings(doc)
     linter.raise_if_any()
     return ModelDatabase(tuple(m for m in models if m is not None), file)
 
@@ -340,9 +332,5 @@ def load_models(path: str | os.PathLike[str] | None = None) -> ModelDatabase:
         text = resources.files("roofline").joinpath("data/models.toml").read_text("utf-8")
         return parse_models(text, BUNDLED_NAME, BUNDLED_MODELS_PATH.parent)
     file = str(Path(path))
-    try:
-        text = read_text(path, "model-preset file", R.MAX_FILE_BYTES)
-    except FileRefused as exc:
-        expected = exc.expected
-        raise DataFileError(KIND, [DataProblem(file, None, None, expected, exc.received)]) from None
+    text = FieldLinter(file).read(path, "model-preset file")
     return parse_models(text, file)

@@ -245,3 +245,40 @@ def test_a_collector_keeps_the_first_problems_and_counts_the_rest() -> None:
     error = collector.exception()
     assert isinstance(error, DataFileError)
     assert error.report_lines()[-1] == "error: f.toml: 3 more problem(s), not shown"
+
+
+# -- the one source-entry rule ----------------------------------------------------------
+
+BAD_SOURCE = 'url = "https://example.org/x"\nread_on = 2026-11-30T01:02:03\nnote = " padded "\n'
+SOURCE_FILES = {
+    "specs": (SPEC.replace(TEXT, '"n"') + "[[gpu.sources]]\n" + BAD_SOURCE, "sources[0]"),
+    "measurements": (
+        MEASUREMENTS.replace(TEXT, '"t"').replace(
+            '[set.source]\nurl = "https://example.org/table"\nread_on = 2026-11-30\n',
+            "[set.source]\n" + BAD_SOURCE,
+        ),
+        "source",
+    ),
+    "presets": (
+        PRESETS.replace(TEXT, '"Tiny"').replace(
+            '[[model.sources]]\nurl = "https://example.org/config.json"\nread_on = 2026-11-30\n',
+            "[[model.sources]]\n" + BAD_SOURCE,
+        ),
+        "sources[0]",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS[:3], ids=lambda k: k.name)
+def test_every_source_entry_is_checked_by_one_rule(kind: Kind, tmp_path: Path) -> None:
+    """A date-time for read_on and a padded note: the same two problems, worded the same,
+    from a GPU's, a measurement set's and a model preset's source entry."""
+    text, prefix = SOURCE_FILES[kind.name]
+    assert BAD_SOURCE in text
+    path = tmp_path / f"{kind.name}.toml"
+    path.write_text(text, encoding="utf-8")
+    found = {(p.key, p.expected) for p in refusal(kind, path).problems}
+    assert found == {
+        (f"{prefix}.read_on", "a TOML date, e.g. 2026-11-30"),
+        (f"{prefix}.note", "text without leading or trailing whitespace"),
+    }

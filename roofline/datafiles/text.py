@@ -15,10 +15,12 @@ import json
 import math
 import re
 import tomllib
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from roofline.datafiles.core import INVISIBLE, INVISIBLE_EXPECTED
+from roofline.errors import nearest
 
 MAX_URL_LENGTH = 2000
 #: The longest key or string value any data file may hold anywhere (the longest text
@@ -131,6 +133,14 @@ def length_problem(key: str, text: str, limit: int) -> KeyProblem | None:
     if len(text) <= limit:
         return None
     return KeyProblem(key, f"at most {limit} characters", f"{len(text)} characters")
+
+
+def unknown_key(key: str, valid: Iterable[str]) -> KeyProblem:
+    """An unknown key, with the nearest valid one (or the list of valid ones) as the hint."""
+    names = list(valid)
+    guess = nearest(key, names)
+    hint = f"did you mean {guess!r}?" if guess else f"valid keys: {', '.join(names)}"
+    return KeyProblem(key, "a known key", f"unknown key {key!r}", hint)
 
 
 def url_problem(url: Any) -> str | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from roofline.datafiles.problems import Collector
-from roofline.datafiles.text import length_problem
+from roofline.datafiles.text import length_problem, unknown_key
 from roofline.errors import nearest
 from roofline.measurements.model import (
     MeasuredQuantity,
@@ -25,7 +25,6 @@ from roofline.measurements.rules import (
 )
 from roofline.recipes import Recipe
 from roofline.shapes import MAX_DIM
-from roofline.specs.descriptors import unknown_key
 from roofline.specs.text import describe, is_finite, text_problems
 
 

@@ -9,7 +9,6 @@ in that model, and every shape is valid for the recipe.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from importlib import resources
 from pathlib import Path
@@ -28,7 +27,6 @@ from roofline.measurements.model import (
     TimedRegion,
 )
 from roofline.measurements.rules import (
-    COMMIT,
     ENUM_FIELDS,
     MAX_GROUPS,
     MAX_ID_LENGTH,
@@ -42,21 +40,14 @@ from roofline.measurements.rules import (
     SCHEMA_VERSION,
     SET_KEYS,
     SLUG,
-    SOURCE_KEYS,
-    SOURCE_NOTE_LIMIT,
+    SOURCE_RULE,
     TEXT_LIMITS,
     TOP_KEYS,
 )
 from roofline.model.formulas import LOWP_SIDE, build_model
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.specs import SpecDatabase, load_specs
-from roofline.specs.text import (
-    URL_EXPECTED,
-    describe,
-    escape_controls,
-    is_finite,
-    url_problem,
-)
+from roofline.specs.text import describe, escape_controls, is_finite
 
 BUNDLED_NAME = "bundled measurements (roofline/data/measurements.toml)"
 
@@ -300,26 +291,11 @@ class _Linter(FieldLinter):
         if not isinstance(value, dict):
             self.error(where, "source", "a [set.source] table", describe(value))
             return None
-        before = self.count()
-        self.keys(where, "source.", value, SOURCE_KEYS)
-        url = value.get("url")
-        problem = url_problem(url) if "url" in value else None
-        if problem:
-            self.error(where, "source.url", URL_EXPECTED, problem)
-        read_on = value.get("read_on")
-        valid_date = isinstance(read_on, dt.date) and not isinstance(read_on, dt.datetime)
-        if "read_on" in value and not valid_date:
-            self.error(where, "source.read_on", "a TOML date, e.g. 2026-11-30", describe(read_on))
-        commit = value.get("commit")
-        if "commit" in value and not (isinstance(commit, str) and COMMIT.fullmatch(commit)):
-            expected = "7 to 40 lower-case hex digits (a git commit)"
-            self.error(where, "source.commit", expected, describe(commit))
-        note = value.get("note", "")
-        if "note" in value:
-            note = self.text(where, "source.note", note, False, SOURCE_NOTE_LIMIT)
-        if self.count() > before:
+        problems = SOURCE_RULE.problems("source", value)
+        self.key_problems(where, problems)
+        if problems:
             return None
-        return Source(url, read_on, commit, note or "")
+        return Source(value["url"], value["read_on"], value.get("commit"), value.get("note", ""))
 
     def lint_duplicates(self, entries: list[dict[str, Any]]) -> None:
         """Ids used by more than one set (every later use is reported)."""

@@ -9,7 +9,6 @@ limit, and experts / top_k exactly on the blocks that route tokens to experts.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from importlib import resources
 from pathlib import Path
@@ -23,7 +22,7 @@ from roofline.presets.hf import HfConfigError, load_hf_config
 from roofline.presets.model import LayerBlock, LinearKind, ModelDatabase, ModelPreset, PresetGemm
 from roofline.publish.slugs import slug
 from roofline.shapes import MAX_DIM
-from roofline.specs.text import URL_EXPECTED, describe, url_problem
+from roofline.specs.text import describe
 
 BUNDLED_NAME = "bundled model presets (roofline/data/models.toml)"
 #: The bundled preset file (read through importlib.resources when loaded).
@@ -119,35 +118,11 @@ class _Linter(FieldLinter):
         return list(derived.blocks)
 
     def source(self, entry: str, prefix: str, table: dict[str, Any]) -> Source | None:
-        before = self.count()
-        self.keys(entry, f"{prefix}.", table, R.SOURCE_KEYS)
-        url = table.get("url")
-        problem = url_problem(url) if "url" in table else None
-        if problem:
-            self.error(entry, f"{prefix}.url", URL_EXPECTED, problem)
-        read_on = table.get("read_on")
-        is_date = isinstance(read_on, dt.date) and not isinstance(read_on, dt.datetime)
-        if "read_on" in table and not is_date:
-            self.error(
-                entry, f"{prefix}.read_on", "a TOML date, e.g. 2026-11-30", describe(read_on)
-            )
-        commit = table.get("commit")
-        if "commit" in table and not (isinstance(commit, str) and R.COMMIT.fullmatch(commit)):
-            self.error(
-                entry,
-                f"{prefix}.commit",
-                "7 to 40 lower-case hex digits (a git commit)",
-                describe(commit),
-            )
-        note = ""
-        if "note" in table:
-            note = (
-                self.text(entry, f"{prefix}.note", table["note"], R.TEXT_LIMITS["source_note"])
-                or ""
-            )
-        if self.count() > before:
+        problems = R.SOURCE_RULE.problems(prefix, table)
+        self.key_problems(entry, problems)
+        if problems:
             return None
-        return Source(url, read_on, commit, note)
+        return Source(table["url"], table["read_on"], table.get("commit"), table.get("note", ""))
 
     def block(self, entry: str, prefix: str, table: dict[str, Any]) -> LayerBlock | None:
         before = self.count()

@@ -15,10 +15,10 @@ from typing import Any
 
 from roofline.datafiles.core import MAX_GPUS, all_finite
 from roofline.datafiles.problems import Collector
+from roofline.datafiles.text import unknown_key
 from roofline.errors import SpecError, SpecProblem
 from roofline.publish.slugs import MAX_NAME_LENGTH, slug
 from roofline.recipes import NativeFormat
-from roofline.specs.descriptors import unknown_key
 from roofline.specs.keys import EFFICIENCY_BASIS_KEYS, GPU_KEYS, PEAK_KEYS, TOP_SPECS
 from roofline.specs.model import KEY_FIELDS, GpuSpec, Source, SpecDatabase
 from roofline.specs.ranges import (

@@ -12,7 +12,8 @@ the same checks to the keys it has:
 * ``read_on``: a TOML date (not a date-time);
 * ``commit``: 7 to 40 lower-case hex digits;
 * ``note``: non-empty text, trimmed, without control, invisible or bidi characters, at
-  most ``note_limit`` characters (markup is allowed: the site escapes it).
+  most ``note_limit`` characters; markup (<, > and the backtick) only where the file allows it
+  (``plain_note``: a model preset's notes are plain text, as its other text is).
 
 Calibration files cite no sources of their own: their ``sets`` name measurement sets.
 """
@@ -45,12 +46,14 @@ SOURCE_NOTE_LIMIT = 1000
 
 @dataclass(frozen=True)
 class SourceRule:
-    """The source entry of one kind of file: its keys (key -> required) and the longest
+    """The source entry of one kind of file: its keys (key -> required), the longest
     note (None: only the cap on every string of a file,
-    :data:`roofline.datafiles.text.MAX_STRING_CHARS`)."""
+    :data:`roofline.datafiles.text.MAX_STRING_CHARS`) and whether the note is plain text
+    (no markup characters)."""
 
     keys: Mapping[str, bool]
     note_limit: int | None = SOURCE_NOTE_LIMIT
+    plain_note: bool = False
 
     def problems(self, prefix: str, table: Mapping[str, Any]) -> list[KeyProblem]:
         """Every problem of the source entry ``table``, each key named ``prefix.key``.
@@ -82,7 +85,7 @@ class SourceRule:
         """A note: non-empty trimmed text, no control, invisible or bidi characters."""
         if not isinstance(note, str):
             return [KeyProblem(key, "a string", describe(note))]
-        problems = text_problems(key, note, plain=False)
+        problems = text_problems(key, note, plain=self.plain_note)
         if not note.strip():
             problems.append(KeyProblem(key, "a non-empty string", describe(note)))
         elif note != note.strip():

@@ -66,7 +66,7 @@ TEXT_LIMITS = {
     "gemm_note": 500,
 }
 #: A ``[[model.sources]]`` table: the one source-entry rule, with these keys.
-SOURCE_RULE = SourceRule(SOURCE_KEYS, TEXT_LIMITS["source_note"])
+SOURCE_RULE = SourceRule(SOURCE_KEYS, TEXT_LIMITS["source_note"], plain_note=True)
 
 # Bounds that keep a file reasonable (the largest real model has 126 layers and 256
 # experts) without refusing any plausible one.

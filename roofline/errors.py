@@ -45,7 +45,7 @@ class ProblemsError(RooflineError):
     ``warning:``) once, the first :data:`MAX_LISTED_PROBLEMS` and then a count.
     """
 
-    problems: tuple[SpecProblem | DataProblem, ...]
+    problems: tuple[Problem, ...]
     unlisted: int
     heading: str
 
@@ -74,38 +74,6 @@ class ProblemsError(RooflineError):
             file = self.problems[0].file if self.problems else "the file"
             lines.append(f"error: {file}: {more} more problem(s), not shown")
         return lines
-
-
-@dataclass(frozen=True)
-class SpecProblem:
-    """One problem found in a spec file; ``severity`` is "error" or "warning"."""
-
-    file: str
-    gpu: str | None
-    key: str | None
-    expected: str
-    received: str
-    severity: str = "error"
-    hint: str = ""
-
-    def __str__(self) -> str:
-        where = self.file
-        if self.gpu:
-            where += f": gpu {self.gpu!r}"
-        if self.key:
-            where += f": key {self.key!r}"
-        # The severity is the reader's prefix (``error:``/``warning:``), not repeated here.
-        text = f"{where}: expected {self.expected}, received {self.received}"
-        return printable(f"{text} ({self.hint})" if self.hint else text)
-
-
-class SpecError(ProblemsError):
-    """A spec file with errors; carries every problem found, reported together."""
-
-    def __init__(self, problems: Iterable[SpecProblem]) -> None:
-        problems = tuple(problems)
-        errors = sum(p.severity == "error" for p in problems)
-        self._init(f"{errors} problem(s) in spec file:", problems, 0)
 
 
 def nearest(name: str, choices: Iterable[str]) -> str | None:
@@ -162,30 +130,86 @@ def spreadsheet_safe(cell: str) -> str:
 
 
 @dataclass(frozen=True)
-class DataProblem:
-    """One problem in a data file other than the spec database (calibration, measurements):
-    the file, the entry (a set id or GPU name), the field, the expected form and what was
-    found."""
+class Problem:
+    """One problem of a data file (spec, measurement, calibration, model-preset or
+    error-band file), the one record every loader reports with.
+
+    ``entry`` is how the message names the entry the problem is in ("gpu 'H100'",
+    "set 'x' (#2)", "model 'llama3-8b' (#1)", "parameters"; None at the top level),
+    ``key`` the dotted key inside it, ``expected`` the form the file should have and
+    ``received`` what it holds (quoted by repr, cut short). ``name`` is the entry's own
+    name as written (a GPU's name, a set's id), where it has one. Every kind prints the
+    same way: ``<file>: <entry>: key '<key>': expected <form>, received <value> (<hint>)``.
+    """
 
     file: str
     entry: str | None
-    field: str | None
+    key: str | None
     expected: str
     received: str
+    severity: str = "error"
+    hint: str = ""
+    name: str | None = None
+
+    @property
+    def field(self) -> str | None:
+        """The key (the name the measurement, calibration and preset loaders used)."""
+        return self.key
 
     def __str__(self) -> str:
         where = self.file
         if self.entry:
             where += f": {self.entry}"
-        if self.field:
-            where += f": field {self.field!r}"
-        return printable(f"{where}: expected {self.expected}, received {self.received}")
+        if self.key:
+            where += f": key {self.key!r}"
+        # The severity is the reader's prefix (``error:``/``warning:``), not repeated here.
+        text = f"{where}: expected {self.expected}, received {self.received}"
+        # Received values are quoted by repr already; printable() guards the rest.
+        return printable(f"{text} ({self.hint})" if self.hint else text)
+
+
+#: A problem of a calibration, measurement, preset or error-band file: the one record,
+#: under the name those loaders have always raised.
+DataProblem = Problem
+
+
+class SpecProblem(Problem):
+    """A problem of a spec file: :class:`Problem` with the entry named by its GPU
+    (``gpu 'H100'``); ``gpu`` is that name as written, ``severity`` "error" or "warning"."""
+
+    def __init__(
+        self,
+        file: str,
+        gpu: str | None,
+        key: str | None,
+        expected: str,
+        received: str,
+        severity: str = "error",
+        hint: str = "",
+    ) -> None:
+        entry = f"gpu {gpu!r}" if gpu else None
+        super().__init__(file, entry, key, expected, received, severity, hint, gpu)
+
+    @property
+    def gpu(self) -> str | None:
+        """The GPU entry's name (or ``#n``), None at the top level."""
+        return self.name
+
+
+class SpecError(ProblemsError):
+    """A spec file with errors; carries every problem found, reported together.
+    ``unlisted``: problems the linter counted but did not keep (errors among them)."""
+
+    def __init__(self, problems: Iterable[Problem], unlisted: int = 0) -> None:
+        problems = tuple(problems)
+        errors = sum(p.severity == "error" for p in problems) + unlisted
+        self._init(f"{errors} problem(s) in spec file:", problems, unlisted)
 
 
 class DataFileError(ProblemsError):
     """A data file with errors; carries every problem found, reported together.
     ``unlisted``: problems a linter counted but did not keep."""
 
-    def __init__(self, kind: str, problems: Iterable[DataProblem], unlisted: int = 0) -> None:
+    def __init__(self, kind: str, problems: Iterable[Problem], unlisted: int = 0) -> None:
         problems = tuple(problems)
         self._init(f"{len(problems) + unlisted} problem(s) in {kind}:", problems, unlisted)

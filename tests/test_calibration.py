@@ -92,19 +92,19 @@ sets = ["a"]
         (
             '[[gpu]]\nname = "NVIDIA B200"\n[gpu.values."cast_efficiency.row"]\nvalue = 1.5\n'
             'basis = "measured"\nsets = ["a"]\n',
-            "field 'cast_efficiency.row.value': expected a finite fraction",
+            "key 'cast_efficiency.row.value': expected a finite fraction",
         ),
         (
             '[[gpu]]\nname = "NVIDIA B200"\n[gpu.values."cast_efficiency.row"]\nvalue = 0.8\n'
             'basis = "guessed"\nsets = ["a"]\n',
-            "field 'cast_efficiency.row.basis'",
+            "key 'cast_efficiency.row.basis'",
         ),
         (
             '[[gpu]]\nname = "NVIDIA B200"\n[gpu.values."warp_speed"]\nvalue = 0.8\n'
             'basis = "measured"\nsets = ["a"]\n',
-            "field 'warp_speed': expected one of",
+            "key 'warp_speed': expected one of",
         ),
-        ('[[gpu]]\nname = "Imaginary GPU"\n', "gpu 'Imaginary GPU': field 'name'"),
+        ('[[gpu]]\nname = "Imaginary GPU"\n', "gpu 'Imaginary GPU': key 'name'"),
         (
             '[[gpu]]\nname = "NVIDIA B200"\n[gpu.values."cast_efficiency.row"]\nvalue = 0.8\n'
             'basis = "measured"\nsets = []\n',

@@ -140,7 +140,7 @@ def assert_refused(path: Path, set_id: str | None, field: str) -> str:
     assert named, f"no problem on {set_id!r}/{field!r}:\n{error}"
     line = str(named[0])
     assert line.startswith(str(path))
-    assert f"field {field!r}" in line
+    assert f"key {field!r}" in line
     if set_id is not None:
         assert f"set {set_id!r}" in line
     return line

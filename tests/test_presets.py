@@ -511,7 +511,7 @@ def assert_refused(path: Path, entry: str | None, field: str | None) -> str:
     line = str(named[0])
     assert line.startswith(str(path))
     if field is not None:
-        assert f"field {field!r}" in line
+        assert f"key {field!r}" in line
     if entry is not None:
         assert entry in line
     return line
@@ -758,7 +758,7 @@ def test_missing_directory_and_huge_files_are_refused(write, tmp_path: Path) -> 
 def test_parse_models_names_the_given_file() -> None:
     with pytest.raises(DataFileError) as info:
         parse_models("schema_version = 1\n", "my-models.toml")
-    assert str(info.value.problems[0]).startswith("my-models.toml: field 'model'")
+    assert str(info.value.problems[0]).startswith("my-models.toml: key 'model'")
 
 
 # -- any value anywhere: a problem list, never a traceback --------------------------------

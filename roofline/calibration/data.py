@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from roofline.calibration.bounds import bounds_of, expected_text
-from roofline.datafiles.core import FileRefused, is_subnormal, read_text, tables_problem
-from roofline.errors import DataFileError, DataProblem
-from roofline.specs.text import TomlProblem, describe, load_toml, text_problems
+from roofline.datafiles.core import is_subnormal
+from roofline.datafiles.problems import Collector
+from roofline.datafiles.text import length_problem
+from roofline.specs.text import describe, load_toml, text_problems
 from roofline.symbols import CALIBRATION_SYMBOLS
 
 BUNDLED_CALIBRATION = "bundled calibration (roofline/data/calibration.toml)"
@@ -94,16 +95,16 @@ class CalibrationData:
         return out
 
 
-class _Linter:
-    def __init__(self, origin: str) -> None:
-        self.origin = origin
-        self.problems: list[DataProblem] = []
+class _Linter(Collector):
+    """The problems of one calibration file; ``received`` values are described here."""
 
-    def error(self, entry: str | None, key: str | None, expected: str, received: Any) -> None:
+    file_kind = "calibration file"
+
+    def error(
+        self, entry: str | None, key: str | None, expected: str, received: Any, hint: str = ""
+    ) -> None:
         text = received if isinstance(received, str) and received.startswith("<") else None
-        self.problems.append(
-            DataProblem(self.origin, entry, key, expected, text or describe(received))
-        )
+        super().error(entry, key, expected, text or describe(received), hint)
 
     def entry(self, where: str, key: str, raw: Any) -> Entry | None:
         if not isinstance(raw, dict):
@@ -142,13 +143,10 @@ class _Linter:
             self.error(where, f"{key}.note", "a string", note)
             return ""
         problems = text_problems(f"{key}.note", note, plain=False)
-        for problem in problems:
-            self.problems.append(
-                DataProblem(self.origin, where, problem.key, problem.expected, problem.received)
-            )
-        if len(note) > MAX_NOTE_LENGTH:
-            expected = f"at most {MAX_NOTE_LENGTH} characters"
-            self.error(where, f"{key}.note", expected, f"<{len(note)} characters>")
+        self.key_problems(where, problems)
+        too_long = length_problem(f"{key}.note", note, MAX_NOTE_LENGTH)
+        if too_long:
+            self.key_problems(where, [too_long])
             return ""
         return "" if problems else note
 
@@ -157,7 +155,7 @@ class _Linter:
         if not isinstance(raw, dict):
             self.error(where, "cv", "a table with " + ", ".join(_CV_FIELDS), raw)
             return None
-        before = len(self.problems)
+        before = self.count()
         for name in raw:
             if name not in _CV_FIELDS:
                 self.error(where, f"cv.{name}", f"one of {', '.join(_CV_FIELDS)}", name)
@@ -180,12 +178,9 @@ class _Linter:
             )
             self.error(where, "cv.method", expected, method)
         else:
-            for problem in text_problems("cv.method", method, plain=True):
-                self.problems.append(
-                    DataProblem(self.origin, where, problem.key, problem.expected, problem.received)
-                )
+            self.key_problems(where, text_problems("cv.method", method, plain=True))
         sets = self._sets(where, "cv", raw.get("sets", []))
-        if len(self.problems) > before:
+        if self.count() > before:
             return None
         return GpuCv(float(error), counts["points"], counts["shapes"], method, tuple(sets))
 
@@ -235,8 +230,8 @@ def parse_calibration(
                 if SET_ID.fullmatch(set_id) and set_id not in set_ids:
                     where = f"gpu {gpu!r}" if gpu else "parameters"
                     lint.error(where, key, "ids of measurement sets", set_id)
-    if lint.problems:
-        raise DataFileError("calibration file", lint.problems)
+    lint.strings(doc)
+    lint.raise_if_any()
     return data
 
 
@@ -294,20 +289,9 @@ def _load(
         origin = BUNDLED_CALIBRATION
     else:
         origin = str(Path(path))
-        try:  # a device, FIFO, a file over the size limit or not UTF-8: one problem
-            text = read_text(path, "calibration file")
-        except FileRefused as exc:
-            expected = exc.expected
-            problem = DataProblem(origin, None, None, expected, exc.received)
-            raise DataFileError("calibration file", [problem]) from None
-    try:
-        doc = load_toml(text)
-    except TomlProblem as exc:
-        problem = DataProblem(origin, None, None, "valid TOML", str(exc))
-        raise DataFileError("calibration file", [problem]) from None
-    too_many = tables_problem(doc)
-    if too_many:
-        raise DataFileError("calibration file", [DataProblem(origin, None, None, *too_many)])
+        # A device, FIFO, a file over the size limit or not UTF-8: one problem.
+        text = _Linter(origin).read(path, "calibration file")
+    doc = _Linter(origin).parse(text)
     return parse_calibration(doc, origin, gpu_names, set_ids)
 
 

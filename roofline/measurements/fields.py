@@ -6,8 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from roofline.datafiles.problems import Collector
+from roofline.datafiles.text import length_problem, unknown_key
 from roofline.errors import nearest
-from roofline.measurements.model import MeasuredQuantity, MeasurementProblem, Point
+from roofline.measurements.model import (
+    MeasuredQuantity,
+    MeasurementError,
+    MeasurementProblem,
+    Point,
+)
 from roofline.measurements.rules import (
     MAX_POINTS,
     MAX_SHAPES_PER_POINT,
@@ -18,24 +25,31 @@ from roofline.measurements.rules import (
 )
 from roofline.recipes import Recipe
 from roofline.shapes import MAX_DIM
-from roofline.specs.descriptors import unknown_key
 from roofline.specs.text import describe, is_finite, text_problems
 
 
-class FieldLinter:
+class FieldLinter(Collector):
     """Collects the problems of one file; checks single fields and points."""
 
     def __init__(self, file: str) -> None:
-        self.file = file
-        self.problems: list[MeasurementProblem] = []
+        super().__init__(file)
         self.set_index: int | None = None  # the set being linted; None at the top level
 
-    def error(
-        self, where: str | None, field: str | None, expected: str, received: str, hint: str = ""
-    ) -> None:
-        index = self.set_index if where is not None and not where.startswith("#") else None
-        problem = MeasurementProblem(self.file, where, field, expected, received, hint, index)
-        self.problems.append(problem)
+    def make(
+        self,
+        entry: str | None,
+        key: str | None,
+        expected: str,
+        received: str,
+        severity: str = "error",
+        hint: str = "",
+    ) -> MeasurementProblem:
+        """A measurement problem names its entry by the set (``set 'id' (#n)``)."""
+        index = self.set_index if entry is not None and not entry.startswith("#") else None
+        return MeasurementProblem(self.file, entry, key, expected, received, hint, index)
+
+    def exception(self) -> MeasurementError:
+        return MeasurementError(self.problems, self.unlisted)
 
     def keys(
         self, where: str | None, prefix: str, table: dict[str, Any], known: dict[str, bool]
@@ -54,16 +68,16 @@ class FieldLinter:
         if not isinstance(value, str):
             self.error(where, field, "a string", describe(value))
             return None
-        count = len(self.problems)
-        for problem in text_problems(field, value, plain):
-            self.error(where, *problem)
+        count = self.count()
+        self.key_problems(where, text_problems(field, value, plain))
         if not value.strip():
             self.error(where, field, "a non-empty string", describe(value))
         elif value != value.strip():
             self.error(where, field, "text without leading or trailing whitespace", describe(value))
-        if len(value) > limit:
-            self.error(where, field, f"at most {limit} characters", f"{len(value)} characters")
-        return value if len(self.problems) == count else None
+        too_long = length_problem(field, value, limit)
+        if too_long:
+            self.key_problems(where, [too_long])
+        return value if self.count() == count else None
 
     def choice(self, where: str, field: str, value: Any, kind: type[Any]) -> Any:
         """The member of the StrEnum ``kind`` named ``value``, or None (recorded)."""
@@ -98,7 +112,7 @@ class FieldLinter:
         quantity: MeasuredQuantity | None,
     ) -> Point | None:
         prefix = f"points[{index}]."
-        before = len(self.problems)
+        before = self.count()
         self.keys(where, prefix, entry, POINT_KEYS)
         if ("shape" in entry) == ("shapes" in entry):
             expected = "exactly one of shape = [M, K, N] or shapes = [[M, K, N], ...]"
@@ -112,7 +126,7 @@ class FieldLinter:
         label = entry.get("label", "")
         if label != "":
             label = self.text(where, f"{prefix}label", label, True, TEXT_LIMITS["label"])
-        if len(self.problems) > before:
+        if self.count() > before:
             return None
         return Point(tuple(shapes), value, label)
 

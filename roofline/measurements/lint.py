@@ -9,28 +9,24 @@ in that model, and every shape is valid for the recipe.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from roofline.capability import Support, classify
-from roofline.datafiles.core import FileRefused, is_subnormal, read_text, tables_problem
+from roofline.datafiles.core import is_subnormal
 from roofline.errors import UnknownNameError, nearest
 from roofline.measurements.fields import FieldLinter
 from roofline.measurements.model import (
     MeasuredQuantity,
     MeasurementDatabase,
-    MeasurementError,
-    MeasurementProblem,
     MeasurementSet,
     SetRole,
     Source,
     TimedRegion,
 )
 from roofline.measurements.rules import (
-    COMMIT,
     ENUM_FIELDS,
     MAX_GROUPS,
     MAX_ID_LENGTH,
@@ -44,23 +40,14 @@ from roofline.measurements.rules import (
     SCHEMA_VERSION,
     SET_KEYS,
     SLUG,
-    SOURCE_KEYS,
-    SOURCE_NOTE_LIMIT,
+    SOURCE_RULE,
     TEXT_LIMITS,
     TOP_KEYS,
 )
 from roofline.model.formulas import LOWP_SIDE, build_model
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.specs import SpecDatabase, load_specs
-from roofline.specs.text import (
-    URL_EXPECTED,
-    TomlProblem,
-    describe,
-    escape_controls,
-    is_finite,
-    load_toml,
-    url_problem,
-)
+from roofline.specs.text import describe, escape_controls, is_finite
 
 BUNDLED_NAME = "bundled measurements (roofline/data/measurements.toml)"
 
@@ -103,7 +90,7 @@ class _Linter(FieldLinter):
         """The MeasurementSet of one entry, or None when it has errors (all recorded)."""
         where = _label(entry.get("id"), index)
         self.set_index = index
-        before = len(self.problems)
+        before = self.count()
         self.keys(where, "", entry, SET_KEYS)
         fields = self._plain_fields(where, entry)
         mode, region, quantity, role = (
@@ -125,7 +112,7 @@ class _Linter(FieldLinter):
         self._region_terms(where, region, terms, fusion)
         source = self._source(where, entry.get("source")) if "source" in entry else None
         points = self._points(where, entry["points"], recipe, quantity) if "points" in entry else ()
-        if len(self.problems) > before:
+        if self.count() > before:
             return None
         return MeasurementSet(
             id=fields["id"],
@@ -304,26 +291,11 @@ class _Linter(FieldLinter):
         if not isinstance(value, dict):
             self.error(where, "source", "a [set.source] table", describe(value))
             return None
-        before = len(self.problems)
-        self.keys(where, "source.", value, SOURCE_KEYS)
-        url = value.get("url")
-        problem = url_problem(url) if "url" in value else None
-        if problem:
-            self.error(where, "source.url", URL_EXPECTED, problem)
-        read_on = value.get("read_on")
-        valid_date = isinstance(read_on, dt.date) and not isinstance(read_on, dt.datetime)
-        if "read_on" in value and not valid_date:
-            self.error(where, "source.read_on", "a TOML date, e.g. 2026-11-30", describe(read_on))
-        commit = value.get("commit")
-        if "commit" in value and not (isinstance(commit, str) and COMMIT.fullmatch(commit)):
-            expected = "7 to 40 lower-case hex digits (a git commit)"
-            self.error(where, "source.commit", expected, describe(commit))
-        note = value.get("note", "")
-        if "note" in value:
-            note = self.text(where, "source.note", note, False, SOURCE_NOTE_LIMIT)
-        if len(self.problems) > before:
+        problems = SOURCE_RULE.problems("source", value)
+        self.key_problems(where, problems)
+        if problems:
             return None
-        return Source(url, read_on, commit, note or "")
+        return Source(value["url"], value["read_on"], value.get("commit"), value.get("note", ""))
 
     def lint_duplicates(self, entries: list[dict[str, Any]]) -> None:
         """Ids used by more than one set (every later use is reported)."""
@@ -355,16 +327,12 @@ def parse_measurements(
     Raises :class:`MeasurementError` listing every problem when any is found.
     """
     linter = _Linter(origin, _specs(specs))
-    doc = _parse_toml(text, linter)
-    too_many = tables_problem(doc)
-    if too_many:
-        linter.error(None, None, *too_many)
-        raise MeasurementError(linter.problems)
+    doc = linter.parse(text)
     entries = linter.lint_document(doc)
     built = [linter.lint_set(i, entry) for i, entry in enumerate(entries)]
     linter.lint_duplicates(entries)
-    if linter.problems:
-        raise MeasurementError(linter.problems)
+    linter.strings(doc)
+    linter.raise_if_any()
     return MeasurementDatabase(tuple(s for s in built if s is not None), origin)
 
 
@@ -380,12 +348,8 @@ def load_measurements(
         text = resources.files("roofline").joinpath("data/measurements.toml").read_text("utf-8")
         return parse_measurements(text, BUNDLED_NAME, specs)
     file = str(Path(path))
-    try:  # a device, FIFO, a file over the size limit or not UTF-8: one problem
-        text = read_text(path, "measurement file")
-    except FileRefused as exc:
-        expected = exc.expected
-        raise MeasurementError([MeasurementProblem(file, None, None, expected, exc.received)]
-                               ) from None  # fmt: skip
+    # A device, FIFO, a file over the size limit or not UTF-8: one problem.
+    text = FieldLinter(file).read(path, "measurement file")
     return parse_measurements(text, file, specs)
 
 
@@ -394,11 +358,3 @@ def _specs(specs: SpecDatabase | str | os.PathLike[str] | None) -> SpecDatabase:
         return specs
     return load_specs(specs)
 
-
-def _parse_toml(text: str, linter: _Linter) -> dict[str, Any]:
-    """The parsed document; a syntax error is reported (and raised) as a problem."""
-    try:
-        return load_toml(text)
-    except TomlProblem as exc:
-        linter.error(None, None, "valid TOML", str(exc))
-        raise MeasurementError(linter.problems) from None

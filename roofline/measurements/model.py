@@ -13,7 +13,7 @@ import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from roofline.errors import DataFileError, printable, unknown
+from roofline.errors import DataFileError, Problem, unknown
 from roofline.recipes import Mode
 
 
@@ -129,31 +129,33 @@ class MeasurementDatabase:
         return len(self.sets)
 
 
-@dataclass(frozen=True)
-class MeasurementProblem:
-    """One problem of a measurement file: where (set id and position, field), expected
-    and received. ``set_id`` is the set's id as written (cut short), or ``#n`` without one."""
+class MeasurementProblem(Problem):
+    """A problem of a measurement file: :class:`roofline.errors.Problem` with the entry
+    named by its set (``set 'id' (#n)``). ``set_id`` is the set's id as written (cut
+    short), or ``#n`` without one; ``set_index`` its 0-based position in the file."""
 
-    file: str
-    set_id: str | None
-    field: str | None
-    expected: str
-    received: str
-    hint: str = ""
-    set_index: int | None = None  # 0-based position in the file, shown as #1, #2 ...
+    def __init__(
+        self,
+        file: str,
+        set_id: str | None,
+        field: str | None,
+        expected: str,
+        received: str,
+        hint: str = "",
+        set_index: int | None = None,
+    ) -> None:
+        entry = None
+        if set_id:
+            entry = f"set {set_id!r}" + (f" (#{set_index + 1})" if set_index is not None else "")
+        super().__init__(file, entry, field, expected, received, "error", hint, set_id)
+        object.__setattr__(self, "set_index", set_index)
 
-    def __str__(self) -> str:
-        where = self.file
-        if self.set_id:
-            where += f": set {self.set_id!r}"
-            if self.set_index is not None:
-                where += f" (#{self.set_index + 1})"
-        if self.field:
-            where += f": field {self.field!r}"
-        # No "error:" here: the CLI's line starts with it (ProblemsError.report_lines).
-        text = f"{where}: expected {self.expected}, received {self.received}"
-        # Received values are quoted by repr already; printable() guards the rest.
-        return printable(f"{text} ({self.hint})" if self.hint else text)
+    set_index: int | None
+
+    @property
+    def set_id(self) -> str | None:
+        """The set's id as written (or ``#n``), None at the top level."""
+        return self.name
 
 
 class MeasurementError(DataFileError):

@@ -7,6 +7,8 @@ import re
 from typing import Any
 
 from roofline.datafiles import core as datafile
+from roofline.datafiles import sources
+from roofline.datafiles.sources import SourceRule
 from roofline.measurements.model import MeasuredQuantity, SetRole, TimedRegion
 from roofline.recipes import Mode
 
@@ -33,6 +35,8 @@ SET_KEYS: dict[str, bool] = {
     "points": True,
 }
 SOURCE_KEYS: dict[str, bool] = {"url": True, "read_on": True, "commit": False, "note": False}
+#: The ``[set.source]`` table: the one source-entry rule, with these keys.
+SOURCE_RULE = SourceRule(SOURCE_KEYS)
 POINT_KEYS: dict[str, bool] = {"shape": False, "shapes": False, "value": True, "label": False}
 TOP_KEYS: dict[str, bool] = {"schema_version": True, "set": True}
 
@@ -50,11 +54,11 @@ RESERVED_IDS = frozenset(
     }
 )  # fmt: skip
 MAX_ID_LENGTH = 64
-COMMIT = re.compile(r"[0-9a-f]{7,40}")
+COMMIT = sources.COMMIT
 # Longest text per field: long enough for any real entry, short enough that a hostile
 # file cannot flood a terminal or a page.
 TEXT_LIMITS = {"title": 200, "software": 500, "command": 500, "notes": 4000, "label": 64}
-SOURCE_NOTE_LIMIT = 1000
+SOURCE_NOTE_LIMIT = sources.SOURCE_NOTE_LIMIT
 MAX_SETS = datafile.MAX_SETS
 MAX_POINTS = datafile.MAX_POINTS_PER_SET
 MAX_POINTS_PER_FILE = datafile.MAX_POINTS_PER_FILE

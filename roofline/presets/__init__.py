@@ -7,7 +7,9 @@ expert or a shared expert, with the experts and top-k of MoE blocks, every numbe
 source. A user's own model uses the same format (docs/models-format.md).
 
 The package: :mod:`.model` (the types and :meth:`ModelPreset.gemm_instances`),
-:mod:`.rules` (the schema as data) and :mod:`.lint` (the rules and loading).
+:mod:`.rules` (the schema as data), :mod:`.fields` (single-field checks on the shared
+collector, :mod:`roofline.datafiles.problems`), :mod:`.lint` (the rules and loading), and
+:mod:`.hf` with :mod:`.hf_layers` (a preset derived from a Hugging Face config.json).
 """
 
 from __future__ import annotations

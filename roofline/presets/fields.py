@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from roofline.errors import DataFileError, DataProblem, nearest
-from roofline.presets import rules as R
+from roofline.datafiles.problems import Collector
+from roofline.datafiles.text import length_problem
+from roofline.errors import nearest
 from roofline.presets.model import LinearKind
 from roofline.specs.text import describe, text_problems
 
@@ -22,26 +23,10 @@ _TOML_NAMES = {
 }
 
 
-class FieldLinter:
+class FieldLinter(Collector):
     """Collects every problem of one file (the first MAX_PROBLEMS, then a count)."""
 
-    def __init__(self, file: str) -> None:
-        self.file = file
-        self.problems: list[DataProblem] = []
-        self.unlisted = 0
-
-    def error(self, entry: str | None, field: str | None, expected: str, received: str) -> None:
-        if len(self.problems) >= R.MAX_PROBLEMS:
-            self.unlisted += 1
-            return
-        self.problems.append(DataProblem(self.file, entry, field, expected, received))
-
-    def count(self) -> int:
-        return len(self.problems) + self.unlisted
-
-    def raise_if_any(self) -> None:
-        if self.problems:
-            raise DataFileError(KIND, self.problems, self.unlisted)
+    file_kind = KIND
 
     # -- single fields ------------------------------------------------------------------
 
@@ -62,14 +47,14 @@ class FieldLinter:
             self.error(entry, field, "a string", describe(value))
             return None
         before = self.count()
-        for problem in text_problems(field, value, plain=True):  # invisible ones too
-            self.error(entry, problem.key, problem.expected, problem.received)
+        self.key_problems(entry, text_problems(field, value, plain=True))  # invisible ones too
         if not value.strip():
             self.error(entry, field, "a non-empty string", describe(value))
         elif value != value.strip():
             self.error(entry, field, "text without leading or trailing whitespace", describe(value))
-        if len(value) > limit:
-            self.error(entry, field, f"at most {limit} characters", f"{len(value)} characters")
+        too_long = length_problem(field, value, limit)
+        if too_long:
+            self.key_problems(entry, [too_long])
         return value if self.count() == before else None
 
     def name(

@@ -9,22 +9,20 @@ limit, and experts / top_k exactly on the blocks that route tokens to experts.
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from roofline.datafiles.core import FileRefused, read_text, skeleton, tables_problem
-from roofline.errors import DataFileError, DataProblem
+from roofline.datafiles.core import skeleton
 from roofline.measurements.model import Source
 from roofline.presets import rules as R
-from roofline.presets.fields import KIND, FieldLinter
+from roofline.presets.fields import FieldLinter
 from roofline.presets.hf import HfConfigError, load_hf_config
 from roofline.presets.model import LayerBlock, LinearKind, ModelDatabase, ModelPreset, PresetGemm
 from roofline.publish.slugs import slug
 from roofline.shapes import MAX_DIM
-from roofline.specs.text import URL_EXPECTED, TomlProblem, describe, load_toml, url_problem
+from roofline.specs.text import describe
 
 BUNDLED_NAME = "bundled model presets (roofline/data/models.toml)"
 #: The bundled preset file (read through importlib.resources when loaded).
@@ -120,35 +118,11 @@ class _Linter(FieldLinter):
         return list(derived.blocks)
 
     def source(self, entry: str, prefix: str, table: dict[str, Any]) -> Source | None:
-        before = self.count()
-        self.keys(entry, f"{prefix}.", table, R.SOURCE_KEYS)
-        url = table.get("url")
-        problem = url_problem(url) if "url" in table else None
-        if problem:
-            self.error(entry, f"{prefix}.url", URL_EXPECTED, problem)
-        read_on = table.get("read_on")
-        is_date = isinstance(read_on, dt.date) and not isinstance(read_on, dt.datetime)
-        if "read_on" in table and not is_date:
-            self.error(
-                entry, f"{prefix}.read_on", "a TOML date, e.g. 2026-11-30", describe(read_on)
-            )
-        commit = table.get("commit")
-        if "commit" in table and not (isinstance(commit, str) and R.COMMIT.fullmatch(commit)):
-            self.error(
-                entry,
-                f"{prefix}.commit",
-                "7 to 40 lower-case hex digits (a git commit)",
-                describe(commit),
-            )
-        note = ""
-        if "note" in table:
-            note = (
-                self.text(entry, f"{prefix}.note", table["note"], R.TEXT_LIMITS["source_note"])
-                or ""
-            )
-        if self.count() > before:
+        problems = R.SOURCE_RULE.problems(prefix, table)
+        self.key_problems(entry, problems)
+        if problems:
             return None
-        return Source(url, read_on, commit, note)
+        return Source(table["url"], table["read_on"], table.get("commit"), table.get("note", ""))
 
     def block(self, entry: str, prefix: str, table: dict[str, Any]) -> LayerBlock | None:
         before = self.count()
@@ -313,18 +287,11 @@ def parse_models(
     """
     linter = _Linter(file)
     linter.base_dir = Path(base_dir) if base_dir is not None else Path(file).parent
-    try:
-        doc = load_toml(text)
-    except TomlProblem as exc:
-        linter.error(None, None, "valid TOML", str(exc))
-        raise DataFileError(KIND, linter.problems) from None
-    too_many = tables_problem(doc)
-    if too_many:
-        linter.error(None, None, *too_many)
-        linter.raise_if_any()
+    doc = linter.parse(text)
     tables = linter.document(doc)
     models = [linter.model(i, t) for i, t in enumerate(tables)]
     linter.models_unique(tables)
+    linter.strings(doc)
     linter.raise_if_any()
     return ModelDatabase(tuple(m for m in models if m is not None), file)
 
@@ -340,9 +307,5 @@ def load_models(path: str | os.PathLike[str] | None = None) -> ModelDatabase:
         text = resources.files("roofline").joinpath("data/models.toml").read_text("utf-8")
         return parse_models(text, BUNDLED_NAME, BUNDLED_MODELS_PATH.parent)
     file = str(Path(path))
-    try:
-        text = read_text(path, "model-preset file", R.MAX_FILE_BYTES)
-    except FileRefused as exc:
-        expected = exc.expected
-        raise DataFileError(KIND, [DataProblem(file, None, None, expected, exc.received)]) from None
+    text = FieldLinter(file).read(path, "model-preset file")
     return parse_models(text, file)

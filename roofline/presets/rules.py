@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 from roofline.datafiles import core as datafile
+from roofline.datafiles import sources
+from roofline.datafiles.sources import SourceRule
 
 SCHEMA_VERSION = 1
 
@@ -51,13 +53,20 @@ PART_NAME_EXPECTED = (
     "(e.g. q_proj), at most {limit} characters"
 )
 MAX_PART_NAME_LENGTH = 48
-COMMIT = re.compile(r"[0-9a-f]{7,40}")
+COMMIT = sources.COMMIT
 # Characters that reorder or hide text: refused in every text field of every data file.
 INVISIBLE = datafile.INVISIBLE
 
 # Longest text per field: long enough for any real entry, short enough that a hostile
 # file cannot flood a terminal or a page.
-TEXT_LIMITS = {"display_name": 64, "notes": 4000, "source_note": 1000, "gemm_note": 500}
+TEXT_LIMITS = {
+    "display_name": 64,
+    "notes": 4000,
+    "source_note": sources.SOURCE_NOTE_LIMIT,
+    "gemm_note": 500,
+}
+#: A ``[[model.sources]]`` table: the one source-entry rule, with these keys.
+SOURCE_RULE = SourceRule(SOURCE_KEYS, TEXT_LIMITS["source_note"], plain_note=True)
 
 # Bounds that keep a file reasonable (the largest real model has 126 layers and 256
 # experts) without refusing any plausible one.

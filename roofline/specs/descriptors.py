@@ -10,20 +10,19 @@ it gives this one). No text field accepts control characters.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from roofline.datafiles.core import SUBNORMAL_HINT, is_subnormal
+from roofline.datafiles.sources import SourceRule
 from roofline.errors import nearest
 from roofline.publish.slugs import MAX_NAME_LENGTH
 from roofline.specs.ranges import NumberRange
 from roofline.specs.text import (
     MARKUP_OR_CONTROL,
     NON_FINITE_HINT,
-    URL_EXPECTED,
     KeyProblem,
     describe,
     is_finite,
@@ -31,7 +30,6 @@ from roofline.specs.text import (
     name_problem,
     text_problems,
     text_schema,
-    url_problem,
     url_schema,
 )
 
@@ -299,6 +297,11 @@ class TextTable(KeySpec):
 # The same pattern in the lint (re.search) and the schema (an unanchored "pattern").
 _HAS_WORD = re.compile("[A-Za-z0-9]")
 SOURCE_KEYS = ("url", "read_on", "figures", "note")
+#: A ``[[gpu.sources]]`` entry: a URL, optionally the date read, the figures it gives and a
+#: note (no length limit of its own: the published schema has none).
+SOURCE_RULE = SourceRule(
+    {"url": True, "read_on": False, "figures": False, "note": False}, note_limit=None
+)
 
 
 @dataclass(frozen=True)
@@ -317,28 +320,15 @@ class Sources(KeySpec):
     def _source_problems(
         self, index: int, source: dict[str, Any], known: set[str]
     ) -> list[KeyProblem]:
+        """The one source-entry rule (:data:`SOURCE_RULE`), and the figures it cites."""
         where = f"{self.key}[{index}]"
-        problems = [
-            unknown_key(f"{where}.{k}", SOURCE_KEYS) for k in source if k not in SOURCE_KEYS
-        ]
-        problem = url_problem(source.get("url"))
-        if problem:
-            problems.append(KeyProblem(f"{where}.url", URL_EXPECTED, problem))
-        read_on = source.get("read_on")
-        if read_on is not None and not isinstance(read_on, dt.date):
-            expected = "a TOML date, e.g. 2026-11-29"
-            problems.append(KeyProblem(f"{where}.read_on", expected, describe(read_on)))
+        problems = SOURCE_RULE.problems(where, source)
         figures = source.get("figures", [])
         if not isinstance(figures, list) or not all(
             isinstance(f, str) and f in known for f in figures
         ):
             expected = "a list of spec key names"
             problems.append(KeyProblem(f"{where}.figures", expected, describe(figures)))
-        note = source.get("note", "")
-        if isinstance(note, str):
-            problems += text_problems(f"{where}.note", note, plain=False)
-        else:
-            problems.append(KeyProblem(f"{where}.note", "a string", describe(note)))
         return problems
 
     def _schema(self) -> dict[str, Any]:
@@ -351,10 +341,3 @@ class Sources(KeySpec):
         item = {"type": "object", "required": ["url"], "additionalProperties": False}
         return {"type": "array", "items": {**item, "properties": properties}}
 
-
-def unknown_key(key: str, valid: Iterable[str]) -> KeyProblem:
-    """An unknown key, with the nearest valid one (or the list of valid ones) as the hint."""
-    names = list(valid)
-    guess = nearest(key, names)
-    hint = f"did you mean {guess!r}?" if guess else f"valid keys: {', '.join(names)}"
-    return KeyProblem(key, "a known key", f"unknown key {key!r}", hint)

@@ -13,11 +13,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from roofline.datafiles.core import MAX_GPUS, FileRefused, all_finite, read_text, tables_problem
+from roofline.datafiles.core import MAX_GPUS, all_finite
+from roofline.datafiles.problems import Collector
+from roofline.datafiles.text import unknown_key
 from roofline.errors import SpecError, SpecProblem
 from roofline.publish.slugs import MAX_NAME_LENGTH, slug
 from roofline.recipes import NativeFormat
-from roofline.specs.descriptors import unknown_key
 from roofline.specs.keys import EFFICIENCY_BASIS_KEYS, GPU_KEYS, PEAK_KEYS, TOP_SPECS
 from roofline.specs.model import KEY_FIELDS, GpuSpec, Source, SpecDatabase
 from roofline.specs.ranges import (
@@ -28,7 +29,7 @@ from roofline.specs.ranges import (
     FP8_TO_BF16_RATIO_RANGE,
     PEAK_RANGE_FLOP_PER_S,
 )
-from roofline.specs.text import KeyProblem, TomlProblem, describe, load_toml
+from roofline.specs.text import KeyProblem, describe
 
 #: measured_matmul_tflops dtype -> the peak it is a fraction of.
 MAMF_PEAKS = {"bf16": "bf16_peak_tops", "fp8": "fp8_peak_tops"}
@@ -45,30 +46,30 @@ _DEFAULT_EFFICIENCY = {
 BUNDLED_NAME = "bundled database (roofline/data/gpus.toml)"
 
 
-class _Linter:
+class _Linter(Collector):
     """Collects every problem of one file; builds specs for the entries it can."""
 
     def __init__(self, file: str, max_gpus: int = MAX_GPUS) -> None:
-        self.file = file
+        super().__init__(file)
         self.max_gpus = max_gpus
-        self.problems: list[SpecProblem] = []
 
-    def error(
-        self, gpu: str | None, key: str | None, expected: str, received: str, hint: str = ""
-    ) -> None:
-        self.problems.append(SpecProblem(self.file, gpu, key, expected, received, "error", hint))
+    def make(
+        self,
+        entry: str | None,
+        key: str | None,
+        expected: str,
+        received: str,
+        severity: str = "error",
+        hint: str = "",
+    ) -> SpecProblem:
+        """A spec problem names its entry by the GPU (``gpu 'H100'``)."""
+        return SpecProblem(self.file, entry, key, expected, received, severity, hint)
 
-    def warn(
-        self, gpu: str | None, key: str | None, expected: str, received: str, hint: str = ""
-    ) -> None:
-        self.problems.append(SpecProblem(self.file, gpu, key, expected, received, "warning", hint))
+    def exception(self) -> SpecError:
+        return SpecError(self.problems, self.unlisted)
 
     def errors(self, gpu: str | None, problems: list[KeyProblem]) -> None:
-        for problem in problems:
-            self.error(gpu, *problem)
-
-    def error_count(self) -> int:
-        return sum(p.severity == "error" for p in self.problems)
+        self.key_problems(gpu, problems)
 
     def lint_document(self, doc: dict[str, Any]) -> tuple[float, list[dict[str, Any]]]:
         """The launch floor and the GPU entries of a parsed file, top-level keys linted."""
@@ -326,21 +327,13 @@ def parse_specs(text: str, origin: str, max_gpus: int = MAX_GPUS) -> SpecDatabas
     Raises :class:`SpecError` listing every error (and warning) when any error is found.
     """
     linter = _Linter(origin, max_gpus)
-    try:
-        doc = load_toml(text)
-    except TomlProblem as exc:
-        linter.error(None, None, "valid TOML", str(exc))
-        raise SpecError(linter.problems) from None
-    too_many = tables_problem(doc)
-    if too_many:
-        linter.error(None, None, *too_many)
-        raise SpecError(linter.problems)
+    doc = linter.parse(text)
     launch_s, entries = linter.lint_document(doc)
     built = [linter.lint_gpu(i, entry, launch_s) for i, entry in enumerate(entries)]
     gpus = [g for g in built if g is not None]
     linter.lint_collisions(gpus)
-    if linter.error_count():
-        raise SpecError(linter.problems)
+    linter.strings(doc)
+    linter.raise_if_any()
     warnings = tuple(p for p in linter.problems if p.severity == "warning")
     return SpecDatabase({g.name: g for g in gpus}, origin, warnings)
 
@@ -356,9 +349,5 @@ def load_specs(path: str | Path | None = None, max_gpus: int = MAX_GPUS) -> Spec
         text = resources.files("roofline").joinpath("data/gpus.toml").read_text("utf-8")
         return parse_specs(text, BUNDLED_NAME, max_gpus)
     file = str(Path(path))
-    try:
-        text = read_text(path, "spec file")
-    except FileRefused as exc:
-        problem = SpecProblem(file, None, None, exc.expected, exc.received)
-        raise SpecError([problem]) from None
+    text = _Linter(file, max_gpus).read(path, "spec file")
     return parse_specs(text, file, max_gpus)

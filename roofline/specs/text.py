@@ -1,97 +1,62 @@
-"""How the lint quotes what it received, and the text rules of spec values.
-
-Every received value is quoted by ``repr`` (which escapes control characters) and cut
-short, so a hostile file cannot recolour a terminal or flood it. The regular expressions
-here are shared by the lint and the JSON Schema (:mod:`roofline.specs.schema`).
+"""The text rules of spec values: the shared ones (:mod:`roofline.datafiles.text`, named
+here too, where the spec lint and older callers import them) and the spec file's own:
+GPU names and the JSON Schema of text and URLs (:mod:`roofline.specs.schema`).
 """
 
 from __future__ import annotations
 
-import json
-import math
-import re
-import tomllib
-from typing import Any, NamedTuple
-from urllib.parse import urlsplit
+from typing import Any
 
-from roofline.datafiles.core import INVISIBLE, INVISIBLE_EXPECTED
+from roofline.datafiles.core import INVISIBLE
+from roofline.datafiles.text import (
+    CONTROL,
+    MARKUP,
+    MARKUP_OR_CONTROL,
+    MAX_URL_LENGTH,
+    URL_EXPECTED,
+    URL_REFUSED,
+    KeyProblem,
+    TomlProblem,
+    describe,
+    escape_controls,
+    found,
+    is_finite,
+    is_number,
+    load_toml,
+    text_problems,
+    toml_string,
+    url_problem,
+)
 from roofline.publish.slugs import MAX_NAME_LENGTH, slug
 
-MAX_URL_LENGTH = 2000
+__all__ = [
+    "CONTROL",
+    "MARKUP",
+    "MARKUP_OR_CONTROL",
+    "MAX_URL_LENGTH",
+    "NON_FINITE_HINT",
+    "URL_EXPECTED",
+    "URL_REFUSED",
+    "KeyProblem",
+    "TomlProblem",
+    "describe",
+    "escape_controls",
+    "found",
+    "is_finite",
+    "is_number",
+    "load_toml",
+    "name_problem",
+    "text_problems",
+    "text_schema",
+    "toml_string",
+    "url_problem",
+    "url_schema",
+]
+
 NON_FINITE_HINT = (
     "nan, inf and numbers beyond the float range (about 1.8e308; TOML reads 1e400 as inf) "
     "are not figures"
 )
-# C0 controls (tab and newline included: no field needs them), DEL and C1 controls: they
-# would move the cursor or recolour a terminal that prints the field.
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-# Markup characters, refused in fields that are names or labels (``plain`` keys).
-MARKUP = re.compile(r"[<>`]")
-MARKUP_OR_CONTROL = re.compile(r"[<>`\x00-\x1f\x7f-\x9f]")
-# Characters refused in source URLs: whitespace, controls, those that end an HTML
-# attribute, a Markdown autolink or a code span, and the backslash (browsers read it as "/").
-URL_REFUSED = re.compile(r"""[\s<>"'\\`\x00-\x1f\x7f-\x9f]""")
-URL_EXPECTED = (
-    f"an http:// or https:// URL with a host, at most {MAX_URL_LENGTH} characters, "
-    "without whitespace, control, invisible or bidi characters or any of < > \" ' \\ ` "
-    "(percent-encode them)"
-)
-
-
-class KeyProblem(NamedTuple):
-    """One problem of one key's value: the linter adds the file, GPU and severity."""
-
-    key: str | None
-    expected: str
-    received: str
-    hint: str = ""
-
-
-def describe(value: Any) -> str:
-    """Kind and repr of a received value, cut to 60 characters (repr escapes controls)."""
-    kind = "boolean" if isinstance(value, bool) else type(value).__name__
-    text = repr(value)
-    return f"{kind} {text if len(text) < 60 else text[:57] + '...'}"
-
-
-def found(value: str, match: re.Match[str]) -> str:
-    """A received string and the refused character in it, both escaped."""
-    return f"{describe(value)}, with {match.group()!r} at index {match.start()}"
-
-
-def escape_controls(text: str) -> str:
-    """``text`` with every control character written as its escape (``\\x1b``)."""
-    return CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
-
-
-def is_number(value: Any) -> bool:
-    """True for an int or float that is not a bool."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def is_finite(value: Any) -> bool:
-    """True for a number that fits a float and is neither nan nor infinite."""
-    try:
-        return is_number(value) and math.isfinite(value)
-    except OverflowError:  # an int beyond the float range
-        return False
-
-
-def text_problems(key: str, value: str, plain: bool) -> list[KeyProblem]:
-    """Control characters and invisible or bidi characters (:data:`roofline.datafiles.core.
-    INVISIBLE`) in any text, and markup in ``plain`` fields."""
-    problems = []
-    control = CONTROL.search(value)
-    if control:
-        problems.append(KeyProblem(key, "text without control characters", found(value, control)))
-    hidden = INVISIBLE.search(value)
-    if hidden:
-        problems.append(KeyProblem(key, INVISIBLE_EXPECTED, found(value, hidden)))
-    markup = MARKUP.search(value) if plain else None
-    if markup:
-        expected = "plain text without the characters < > `"
-        problems.append(KeyProblem(key, expected, found(value, markup)))
-    return problems
 
 
 def text_schema(plain: bool) -> dict[str, Any]:
@@ -120,29 +85,6 @@ def name_problem(name: str) -> tuple[str, str] | None:
     return None
 
 
-def url_problem(url: Any) -> str | None:
-    """What is wrong with a source URL (the received text), or None when it is accepted."""
-    if url is None:
-        return "nothing (missing)"
-    if not isinstance(url, str):
-        return describe(url)
-    if len(url) > MAX_URL_LENGTH:
-        return f"{len(url)} characters: {describe(url)}"
-    refused = URL_REFUSED.search(url) or INVISIBLE.search(url)
-    if refused:  # a bidi override would show the link text reversed ("...a?exe.png")
-        return found(url, refused)
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018  (raises ValueError for a port that is not a number)
-    except ValueError:
-        return f"{describe(url)}, which does not parse as a URL"
-    if not url.startswith(("http://", "https://")):  # lower case, as the schema's pattern
-        return f"{describe(url)}, scheme {parts.scheme!r}"
-    if not parts.hostname:
-        return f"{describe(url)}, with no host"
-    return None
-
-
 def url_schema() -> dict[str, Any]:
     """The JSON Schema of a source URL: the rules of :func:`url_problem`."""
     return {
@@ -151,29 +93,3 @@ def url_schema() -> dict[str, Any]:
         "maxLength": MAX_URL_LENGTH,
         "not": {"pattern": f"{URL_REFUSED.pattern}|{INVISIBLE.pattern}"},
     }
-
-
-class TomlProblem(ValueError):
-    """Text that is not readable TOML; the message is what a lint reports as received."""
-
-
-def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string, for the files the project writes: JSON's string
-    escapes are TOML's, and DEL, which JSON leaves as it is and TOML refuses, is escaped
-    too."""
-    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
-
-
-def load_toml(text: str) -> dict[str, Any]:
-    """``tomllib.loads``, with every way it fails on hostile text raised as
-    :class:`TomlProblem`: a syntax error, an integer beyond Python's 4300-digit conversion
-    limit (a ValueError), or arrays nested deeply enough to exhaust the recursion limit."""
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise TomlProblem(f"syntax error: {escape_controls(str(exc))}") from None
-    except ValueError as exc:
-        reason = escape_controls(str(exc).split(";")[0])
-        raise TomlProblem(f"unreadable number: {reason}") from None
-    except RecursionError:
-        raise TomlProblem("arrays or tables nested too deeply to read") from None

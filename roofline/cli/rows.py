@@ -25,10 +25,10 @@ from typing import TextIO
 import numpy as np
 
 from roofline import capability as cap
+from roofline import device
 from roofline.analysis.error_bands import model_band
 from roofline.cli.calibrated import check_calibrated_args, gpu_calibration, note_assumed
 from roofline.cli.output import named_inputs, output, output_path
-from roofline.device import current_device_name
 from roofline.errors import ShapeError, spreadsheet_safe
 from roofline.evaluate import (
     as_shape_array,
@@ -60,7 +60,7 @@ def gpu_name(args: argparse.Namespace) -> str:
     """``--gpu``, else the current CUDA device's name (needs torch)."""
     if args.gpu is not None:  # `--gpu ""` is a (bad) name, not a request to detect
         return args.gpu
-    return current_device_name()
+    return device.current_device_name()
 
 
 def gpu_match(args: argparse.Namespace) -> GpuMatch:

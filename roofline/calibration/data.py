@@ -198,8 +198,13 @@ def parse_calibration(
     origin: str,
     gpu_names: set[str] | None = None,
     set_ids: set[str] | None = None,
+    declared_sets: bool = False,
 ) -> CalibrationData:
-    """Lint a parsed calibration document; DataFileError lists every problem."""
+    """Lint a parsed calibration document; DataFileError lists every problem.
+
+    ``set_ids``: the measurement sets its ``sets`` may cite (None: not checked).
+    ``declared_sets``: the sets its own ``[gpu.cv]`` tables declare may be cited too (a
+    command that reads no measurement file cannot check a refit owner's sets)."""
     lint = _Linter(origin)
     for key in doc:
         if key not in ("schema_version", "parameters", "gpu"):
@@ -223,6 +228,8 @@ def parse_calibration(
     gpus = _gpus(lint, doc.get("gpu", []), gpu_names, cvs)
     data = CalibrationData(globals_, gpus, origin, cv=cvs)
     if set_ids is not None:
+        if declared_sets:
+            set_ids = set_ids.union(*(cv.sets for cv in cvs.values()))
         cited = [(gpu, f"{entry.key}.sets", entry.sets) for gpu, entry in data.entries()]
         cited += [(gpu, "cv.sets", cv.sets) for gpu, cv in cvs.items()]
         for gpu, key, ids in cited:
@@ -274,15 +281,20 @@ def load_calibration(
     path: str | Path | None = None,
     gpu_names: set[str] | None = None,
     set_ids: set[str] | None = None,
+    declared_sets: bool = False,
 ) -> CalibrationData:
-    """Load and lint a calibration file (None: the bundled one, cached)."""
+    """Load and lint a calibration file (None: the bundled one, cached); the options are
+    :func:`parse_calibration`'s."""
     if path is None and gpu_names is None and set_ids is None:
         return _bundled()
-    return _load(path, gpu_names, set_ids)
+    return _load(path, gpu_names, set_ids, declared_sets)
 
 
 def _load(
-    path: str | Path | None, gpu_names: set[str] | None, set_ids: set[str] | None
+    path: str | Path | None,
+    gpu_names: set[str] | None,
+    set_ids: set[str] | None,
+    declared_sets: bool = False,
 ) -> CalibrationData:
     if path is None:
         text = resources.files("roofline").joinpath("data/calibration.toml").read_text("utf-8")
@@ -292,7 +304,7 @@ def _load(
         # A device, FIFO, a file over the size limit or not UTF-8: one problem.
         text = _Linter(origin).read(path, "calibration file")
     doc = _Linter(origin).parse(text)
-    return parse_calibration(doc, origin, gpu_names, set_ids)
+    return parse_calibration(doc, origin, gpu_names, set_ids, declared_sets)
 
 
 def bundled_set_ids() -> set[str]:

@@ -106,8 +106,7 @@ def calibration_data(
         return load_calibration()
     names = calibration_gpu_names(specs)
     if set_ids is None:
-        declared = load_calibration(path, gpu_names=names).cv.values()
-        set_ids = bundled_set_ids().union(*(cv.sets for cv in declared))
+        return load_calibration(path, names, bundled_set_ids(), declared_sets=True)
     return load_calibration(path, gpu_names=names, set_ids=set_ids)
 
 

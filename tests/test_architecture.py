@@ -29,10 +29,14 @@ PACKAGES = ("roofline", "site_gen")
 #: belongs to the layer of the longest prefix that names it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # the model's vocabulary
-    ("roofline.errors", "roofline.symbols", "roofline.units", "roofline.device"),
+    ("roofline.errors", "roofline.symbols", "roofline.units"),
+    # the data files' framework, then the inputs: recipes, GPUs, models
     ("roofline.datafiles", "roofline.publish.slugs", "roofline.shapes"),
-    ("roofline.recipes", "roofline.specs", "roofline.measurements", "roofline.presets"),
-    ("roofline.capability", "roofline.model", "roofline.calibration"),
+    ("roofline.recipes", "roofline.specs", "roofline.presets"),
+    # what a GPU can run, and the calibrated model's stored parameters
+    ("roofline.capability", "roofline.device", "roofline.calibration"),
+    ("roofline.model",),  # both models' terms
+    ("roofline.measurements",),  # published measurements: their quantities are the models'
     ("roofline.evaluate",),
     ("roofline.analysis",),
     ("roofline.publish",),

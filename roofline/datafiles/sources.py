@@ -36,6 +36,18 @@ from roofline.datafiles.text import (
     url_problem,
 )
 
+
+@dataclass(frozen=True)
+class Source:
+    """Where a set or a model preset was read: URL, date read, commit when the URL pins
+    one, and a note (a spec file's sources add the figures they back: ``specs.model``)."""
+
+    url: str
+    read_on: dt.date
+    commit: str | None = None
+    note: str = ""
+
+
 #: A git commit, as a pinned source names it.
 COMMIT = re.compile(r"[0-9a-f]{7,40}")
 COMMIT_EXPECTED = "7 to 40 lower-case hex digits (a git commit)"

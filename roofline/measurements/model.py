@@ -8,11 +8,11 @@ values only from files that passed every rule, so consumers can trust every fiel
 
 from __future__ import annotations
 
-import datetime as dt
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from roofline.datafiles.sources import Source
 from roofline.errors import DataFileError, Problem, unknown
 from roofline.recipes import Mode
 
@@ -63,16 +63,6 @@ class Point:
         if len(self.shapes) != 1:
             raise ValueError(f"point {self.label or self.shapes!r} has {len(self.shapes)} shapes")
         return self.shapes[0]
-
-
-@dataclass(frozen=True)
-class Source:
-    """Where a set was read: URL, date read, commit when the URL pins one, and a note."""
-
-    url: str
-    read_on: dt.date
-    commit: str | None = None
-    note: str = ""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ collector, :mod:`roofline.datafiles.problems`), :mod:`.lint` (the rules and load
 
 from __future__ import annotations
 
-from roofline.measurements.model import Source
+from roofline.datafiles.sources import Source
 from roofline.presets.lint import BUNDLED_MODELS_PATH, BUNDLED_NAME, load_models, parse_models
 from roofline.presets.model import (
     GemmInstance,

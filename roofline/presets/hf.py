@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.datafiles.core import FileRefused, read_text
-from roofline.measurements.model import Source
+from roofline.datafiles.sources import Source
 from roofline.presets import rules as R
 from roofline.presets.hf_layers import (
     DENSE_TYPES,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from roofline.datafiles.core import skeleton
-from roofline.measurements.model import Source
+from roofline.datafiles.sources import Source
 from roofline.presets import rules as R
 from roofline.presets.fields import FieldLinter
 from roofline.presets.hf import HfConfigError, load_hf_config

@@ -17,8 +17,8 @@ import enum
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from roofline.datafiles.sources import Source
 from roofline.errors import RooflineError, unknown
-from roofline.measurements.model import Source
 from roofline.shapes import MAX_DIM
 
 

@@ -21,6 +21,7 @@ from roofline.analysis import guidance
 from roofline.calibration.params import CalibratedParameters, calibration_for
 from roofline.capability import Capability, Support, classify
 from roofline.evaluate import evaluate_columns, evaluate_terms
+from roofline.measurements import MeasurementDatabase
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.shapes import Shape, llama, pow2
 from roofline.specs import GpuSpec, SpecDatabase
@@ -35,6 +36,7 @@ from site_gen.cache import (
 )
 from site_gen.gather.grouped import GroupedResult, gather_grouped
 from site_gen.gather.models import ModelAtlas, gather_models
+from site_gen.gather.validation import ValidationData, gather_validation
 from site_gen.inputs import ModelInputs, bundled_inputs
 
 Columns = dict[str, np.ndarray]
@@ -138,6 +140,10 @@ class Atlas:
     models: ModelAtlas | None = None
     #: The calibration file and measurement sets of the build (:mod:`site_gen.inputs`).
     inputs: ModelInputs = field(default_factory=bundled_inputs)
+    #: The measurement sets the site publishes (:meth:`ModelInputs.published`).
+    measurements: MeasurementDatabase | None = None
+    #: The Validation page's sets, report and error bands (:mod:`site_gen.gather.validation`).
+    validation: ValidationData | None = None
 
     @property
     def gpus(self) -> list[GpuSpec]:
@@ -165,6 +171,18 @@ class Atlas:
     def calibration(self, gpu: str) -> CalibratedParameters:
         """The calibrated parameters of ``gpu``."""
         return self.calibrations[gpu]
+
+    def published(self) -> MeasurementDatabase:
+        """The measurement sets the site publishes: gathered by :func:`gather`, or loaded
+        now for an atlas made without it (a page rendered alone in a test)."""
+        return self.measurements if self.measurements is not None else self.inputs.published()
+
+    def validated(self) -> ValidationData:
+        """The Validation page's data: gathered by :func:`gather`, or gathered now for an
+        atlas made without it (a page rendered alone in a test)."""
+        if self.validation is not None:
+            return self.validation
+        return gather_validation(self.specs, self.inputs)
 
     def has_calibration_data(self, gpu: str) -> bool:
         """Whether ``gpu``'s efficiencies come from measurements
@@ -319,7 +337,9 @@ def gather(
     """Evaluate every GPU x mode x recipe x fusion of ``specs`` in both models, and their
     grouped layers (:mod:`site_gen.gather.grouped`) and every model preset on every GPU
     (:mod:`site_gen.gather.models`), reusing cached results; the calibrated model's
-    parameters come from ``inputs`` (None: the bundled calibration file)."""
+    parameters come from ``inputs`` (None: the bundled calibration file). The published
+    measurement sets and the Validation page's data (:mod:`site_gen.gather.validation`)
+    are gathered here too, so no page reads a file or evaluates a model."""
     cache = cache or BuildCache(enabled=False)
     inputs = inputs if inputs is not None else bundled_inputs()
     atlas = Atlas(specs, {}, inputs=inputs)
@@ -338,6 +358,8 @@ def gather(
     keys = {name: calibration_digest(c) for name, c in atlas.calibrations.items()}
     atlas.grouped = gather_grouped(specs, atlas.calibrations, keys, cache)
     atlas.models = gather_models(specs, atlas.calibrations, keys, cache)
+    atlas.measurements = inputs.published()
+    atlas.validation = gather_validation(specs, inputs)
     return atlas
 
 

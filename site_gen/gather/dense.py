@@ -10,10 +10,7 @@ their headline speedups when the GPU's parameters are assumed
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -26,14 +23,8 @@ from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.shapes import Shape, llama, pow2
 from roofline.specs import GpuSpec, SpecDatabase
 from site_gen import config
-from site_gen.cache import (
-    BuildCache,
-    digest,
-    files_digest,
-    gpu_digest,
-    model_digest,
-    tool_versions,
-)
+from site_gen.cache import BuildCache
+from site_gen.gather import cached, calibration_digest, code_digest, gather_key, model_pair
 from site_gen.gather.grouped import GroupedResult, gather_grouped
 from site_gen.gather.models import ModelAtlas, gather_models
 from site_gen.gather.validation import ValidationData, gather_validation
@@ -292,43 +283,18 @@ def _spread(gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration: CalibratedPar
 _CACHED_FIELDS = ("heat", "curves", "curves_fused", "tables", "term_times", "spread")
 
 
-@functools.cache
-def _gather_code_digest() -> str:
-    """The grids and what is evaluated on them live in this module and config."""
-    return files_digest([Path(__file__), Path(config.__file__)], Path(config.__file__).parent)
-
-
-def calibration_digest(calibration: CalibratedParameters | None) -> str:
-    """Digest of a GPU's calibrated parameters ("" for torchao's model).
-
-    They depend on the calibration file and on other GPUs of the database (fallbacks
-    average over them), neither of which the GPU's own entry says.
-    """
-    if calibration is None:
-        return ""
-    own = dataclasses.asdict(calibration.cv) if calibration.cv is not None else None
-    return digest({k: dataclasses.asdict(v) for k, v in calibration.values.items()}, own)
-
-
-def _evaluation_key(gpu: GpuSpec, mode: Mode, recipe: Recipe,
-                    calibration: CalibratedParameters | None = None) -> str:  # fmt: skip
-    # tool_versions: a numpy upgrade may change the last bits of an evaluation.
-    model = ("calibrated", calibration_digest(calibration)) if calibration else ()
-    return digest("evaluation", model_digest(), _gather_code_digest(), gpu_digest(gpu),
-                  mode.value, recipe.name, tool_versions(), *model)  # fmt: skip
-
-
 def _gathered(gpu: GpuSpec, mode: Mode, recipe: Recipe, cache: BuildCache,
               calibration: CalibratedParameters | None) -> RecipeResult:  # fmt: skip
     """One combination in one model, from the cache or evaluated (and then cached)."""
-    key = _evaluation_key(gpu, mode, recipe, calibration)
-    stored = cache.get("evaluations", key)
-    if stored is None:
-        result = gather_one(gpu, mode, recipe, calibration)
-        cache.put("evaluations", key, {f: getattr(result, f) for f in _CACHED_FIELDS})
-        return result
-    return RecipeResult(gpu, mode, recipe, classify(gpu, recipe, mode),
-                        calibrated=calibration is not None, **stored)  # fmt: skip
+    # The grids and what is evaluated on them live in this module and config.
+    key = gather_key("evaluation", code_digest("gather/dense.py", "config.py"), gpu,
+                     calibration_digest(calibration), mode.value, recipe.name)  # fmt: skip
+    return cached(
+        cache, "evaluations", key, lambda: gather_one(gpu, mode, recipe, calibration),
+        stored=lambda result: {f: getattr(result, f) for f in _CACHED_FIELDS},
+        restored=lambda fields: RecipeResult(gpu, mode, recipe, classify(gpu, recipe, mode),
+                                             calibrated=calibration is not None, **fields),
+    )  # fmt: skip
 
 
 def gather(
@@ -351,8 +317,12 @@ def gather(
                 if mode not in recipe.plans:
                     continue
                 key = (gpu.name, mode, recipe.name)
-                torchao = atlas.results[key] = _gathered(gpu, mode, recipe, cache, None)
-                calibrated = _gathered(gpu, mode, recipe, cache, calibration)
+                torchao, calibrated = model_pair(
+                    lambda c, gpu=gpu, mode=mode, recipe=recipe: _gathered(gpu, mode, recipe,
+                                                                           cache, c),
+                    calibration,
+                )  # fmt: skip
+                atlas.results[key] = torchao
                 calibrated.reference = torchao
                 atlas.calibrated_results[key] = calibrated
     keys = {name: calibration_digest(c) for name, c in atlas.calibrations.items()}

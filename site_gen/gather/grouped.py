@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -26,7 +25,8 @@ from roofline.presets import LinearKind, load_models
 from roofline.publish.latex import instantiated
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.specs import GpuSpec, SpecDatabase
-from site_gen.cache import BuildCache, digest, files_digest, gpu_digest, model_digest, tool_versions
+from site_gen.cache import BuildCache
+from site_gen.gather import cached, code_digest, gather_key, model_pair
 
 #: Expert counts per device the pages tabulate (G = 1 is the dense layer).
 GROUPS: tuple[int, ...] = (1, 8, 16, 32, 64, 128, 256)
@@ -183,34 +183,21 @@ def gather_grouped_one(
     return result
 
 
-@functools.cache
-def _code_digest() -> str:
-    return files_digest([Path(__file__)], Path(__file__).parents[1])
-
-
-def _key(gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration_key: str) -> str:
+def _cached(gpu: GpuSpec, mode: Mode, recipe: Recipe, cache: BuildCache,
+            calibration: CalibratedParameters | None, calibration_key: str
+            ) -> GroupedResult:  # fmt: skip
+    """One combination in one model, from the cache or evaluated (and then cached)."""
     # The presets are data outside model_digest: their shapes are part of the key.
     shapes = [dataclasses.asdict(s) for s in expert_shapes()]
-    return digest("grouped", model_digest(), _code_digest(), gpu_digest(gpu), mode.value,
-                  recipe.name, tool_versions(), calibration_key, shapes)  # fmt: skip
-
-
-def _cached(
-    gpu: GpuSpec,
-    mode: Mode,
-    recipe: Recipe,
-    cache: BuildCache,
-    calibration: CalibratedParameters | None,
-    calibration_key: str,
-) -> GroupedResult:
-    key = _key(gpu, mode, recipe, calibration_key)
-    stored = cache.get(CACHE_KIND, key)
-    if stored is None:
-        result = gather_grouped_one(gpu, mode, recipe, calibration)
-        cache.put(CACHE_KIND, key, {"times": result.times, "latex": result.latex})
-        return result
-    return GroupedResult(gpu, mode, recipe, classify(gpu, recipe, mode, grouped=True),
-                         calibration is not None, expert_shapes(), **stored)  # fmt: skip
+    key = gather_key("grouped", code_digest("gather/grouped.py"), gpu, calibration_key,
+                     mode.value, recipe.name, shapes)  # fmt: skip
+    return cached(
+        cache, CACHE_KIND, key, lambda: gather_grouped_one(gpu, mode, recipe, calibration),
+        stored=lambda result: {"times": result.times, "latex": result.latex},
+        restored=lambda fields: GroupedResult(
+            gpu, mode, recipe, classify(gpu, recipe, mode, grouped=True),
+            calibration is not None, expert_shapes(), **fields),
+    )  # fmt: skip
 
 
 def gather_grouped(specs: SpecDatabase, calibrations: dict[str, CalibratedParameters],
@@ -223,9 +210,12 @@ def gather_grouped(specs: SpecDatabase, calibrations: dict[str, CalibratedParame
     for gpu in specs.values():
         for mode in GROUPED_MODES:
             for recipe in (r for r in RECIPE_LIST if mode in r.plans):
-                torchao = _cached(gpu, mode, recipe, cache, None, "")
-                calibrated = _cached(gpu, mode, recipe, cache, calibrations[gpu.name],
-                                     calibration_keys[gpu.name])  # fmt: skip
+                key = calibration_keys[gpu.name]
+                torchao, calibrated = model_pair(
+                    lambda c, gpu=gpu, mode=mode, recipe=recipe, key=key: _cached(
+                        gpu, mode, recipe, cache, c, key if c is not None else ""),
+                    calibrations[gpu.name],
+                )  # fmt: skip
                 calibrated.reference = torchao
                 out[(gpu.name, mode, recipe.name)] = calibrated
     return out

@@ -13,10 +13,8 @@ prints or writes; the pages are :mod:`site_gen.pages.models`.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from roofline.analysis.policy import BF16_NAME, GemmResult, ModelPlan, plan_model
 from roofline.calibration.params import CalibratedParameters
@@ -28,8 +26,8 @@ from roofline.publish import cite, site_paths
 from roofline.publish.latex import instantiated
 from roofline.recipes import Mode
 from roofline.specs import GpuSpec, SpecDatabase
-from site_gen.cache import BuildCache, digest, files_digest, gpu_digest, model_digest, tool_versions
-from site_gen.markup import formulas as markup_formulas
+from site_gen.cache import BuildCache, digest
+from site_gen.gather import cached, code_digest, gather_key, model_pair
 from site_gen.markup.formulas import Formula, instantiated_formula, symbolic_formulas
 
 #: Tokens per device and step (M = micro-batch x sequence length), e.g. a micro-batch of
@@ -144,25 +142,21 @@ def _featured(plan: ModelPlan, gemm: GemmResult) -> FeaturedGemm:
     return FeaturedGemm(gemm.instance.key, recipe, grouped, structured, (*totals[1:], totals[0]))
 
 
-@functools.cache
-def _code_digest() -> str:
-    """This module and the formula records it stores."""
-    here = Path(__file__).parent
-    return files_digest([Path(__file__), Path(markup_formulas.__file__)], here.parent)
-
-
 def _run_key(preset: ModelPreset, gpu: GpuSpec, ep: int, calibration_key: str) -> str:
-    return digest("model-run", model_digest(), _code_digest(), digest(dataclasses.asdict(preset)),
-                  gpu_digest(gpu), calibration_key, SITE_TOKENS, ep, cite.site_url(),
-                  tool_versions())  # fmt: skip
+    # This module and the formula records it stores.
+    return gather_key("model-run", code_digest("gather/models.py", "markup/formulas.py"), gpu,
+                      calibration_key, digest(dataclasses.asdict(preset)), SITE_TOKENS, ep,
+                      cite.site_url())  # fmt: skip
 
 
 def _run(preset: ModelPreset, gpu: GpuSpec, specs: SpecDatabase, ep: int,
          calibration: CalibratedParameters) -> ModelRun:  # fmt: skip
-    plans = [plan_model(preset, gpu, SITE_TOKENS, ep=ep, specs=specs, calibration=c)
-             for c in (None, calibration)]  # fmt: skip
-    featured = tuple(_featured(plans[1], g) for g in featured_gemms(plans[1]))
-    return ModelRun(preset, gpu, SITE_TOKENS, ep, plans[0], plans[1], featured)
+    torchao, calibrated = model_pair(
+        lambda c: plan_model(preset, gpu, SITE_TOKENS, ep=ep, specs=specs, calibration=c),
+        calibration,
+    )  # fmt: skip
+    featured = tuple(_featured(calibrated, g) for g in featured_gemms(calibrated))
+    return ModelRun(preset, gpu, SITE_TOKENS, ep, torchao, calibrated, featured)
 
 
 def check_model_gpus(models: ModelDatabase, specs: SpecDatabase) -> None:
@@ -192,9 +186,9 @@ def gather_models(
         ep = site_ep(preset)
         for gpu in specs.values():
             key = _run_key(preset, gpu, ep, calibration_keys.get(gpu.name, ""))
-            run = cache.get("model-runs", key)
-            if run is None:
-                run = _run(preset, gpu, specs, ep, calibrations[gpu.name])
-                cache.put("model-runs", key, run)
-            runs[(preset.name, gpu.name)] = run
+            runs[(preset.name, gpu.name)] = cached(
+                cache, "model-runs", key,
+                lambda preset=preset, gpu=gpu, ep=ep: _run(preset, gpu, specs, ep,
+                                                           calibrations[gpu.name]),
+            )  # fmt: skip
     return ModelAtlas(tuple(database), tuple(specs.values()), runs)

@@ -65,10 +65,6 @@ __all__ = [
     "run_mkdocs", "swap_into_place", "write_generated",
 ]  # fmt: skip
 
-WORKERS = 2
-PLOT_BATCH = 6
-#: Records of earlier builds' outputs kept in the cache (sites and roots built in turn).
-KEPT_OUTPUTS = 4
 #: Stands in for a chart still being drawn while mkdocs runs; replaced before the swap.
 PLACEHOLDER_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>' + "\n"
 
@@ -118,7 +114,8 @@ def _start_charts(workers, jobs: list[PlotJob], cache: BuildCache):
             missing.append(job)
         else:
             charts.update((path, svg) for path in job.paths)
-    batches = [missing[i : i + PLOT_BATCH] for i in range(0, len(missing), PLOT_BATCH)]
+    step = config.PLOT_BATCH
+    batches = [missing[i : i + step] for i in range(0, len(missing), step)]
     pending = workers.map_async(pool.draw_many, batches)
     return charts, missing, pending, chart_keys
 
@@ -244,12 +241,12 @@ def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: Bui
     context = multiprocessing.get_context("fork")
     # Workers close their inherited copy of the lock, so a worker outliving a killed
     # build cannot keep the root locked.
-    with context.Pool(WORKERS, initializer=pool.close_inherited, initargs=(lock_fd,)
+    with context.Pool(config.WORKERS, initializer=pool.close_inherited, initargs=(lock_fd,)
                       ) as workers:  # fmt: skip
         pages, jobs = _gather_and_render(specs_path, specs, site_dir, cache, workers, timer,
                                          inputs)  # fmt: skip
         with timer.stage("plots", f"{len(jobs)} SVG charts: cached ones now, the rest on "
-                         f"{WORKERS} workers while mkdocs runs"), \
+                         f"{config.WORKERS} workers while mkdocs runs"), \
                 failing_as("plots", site_dir):  # fmt: skip
             charts, missing, pending, chart_keys = _start_charts(workers, jobs, cache)
             placeholders = {path: PLACEHOLDER_SVG for job in missing for path in job.paths}
@@ -273,7 +270,7 @@ def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: Bui
             keys.input_key(specs_path, root, marker_text(), extra_docs, data.files()) == key
     ):  # fmt: skip
         cache.put("outputs", key, outputs)
-        cache.prune("outputs", keep=KEPT_OUTPUTS, protect={key})
+        cache.prune("outputs", keep=config.KEPT_OUTPUTS, protect={key})
 
 
 def _outputs(staging: Staging) -> dict[str, Any] | None:

@@ -16,8 +16,10 @@ from site_gen.output.guard import BuildError
 class StageTimer:
     """Prints ``[stage] ... seconds`` lines and keeps the totals."""
 
-    def __init__(self, stream=sys.stdout) -> None:
-        self.stream = stream
+    def __init__(self, stream=None) -> None:
+        # sys.stdout when the timer is made, not when this module was imported (a test
+        # runner may have swapped it since).
+        self.stream = stream if stream is not None else sys.stdout
         self.start = time.perf_counter()
         self.timings: dict[str, float] = {}
 

@@ -31,7 +31,6 @@ from site_gen.gather.validation import ValidationData, gather_validation
 from site_gen.inputs import ModelInputs, bundled_inputs
 
 Columns = dict[str, np.ndarray]
-FUSIONS: tuple[bool, ...] = (False, True)
 #: Headline numbers whose spread under assumed parameters is computed (RecipeResult.spread).
 SPREAD_KEYS: tuple[str, ...] = ("canonical", "canonical_fused", "llama", "break_even")
 
@@ -219,7 +218,7 @@ def gather_one(
     sets = table_sets()
     m, (k, n), slices = _points(sets)
     n_curves = len(config.BREAK_EVEN_KN)
-    for fusion in FUSIONS:
+    for fusion in config.FUSIONS:
         cols = evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion,
                                 calibration=calibration)  # fmt: skip
         speedup = cols["r_fp8_gemm_and_ovhd_spdp"]

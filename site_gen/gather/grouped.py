@@ -2,7 +2,8 @@
 
 A grouped page tabulates a few representative expert GEMMs, taken from the bundled
 model presets (:func:`roofline.presets.load_models`: the first routed-expert GEMM of each
-MoE model), over expert counts :data:`GROUPS` and tokens per device :data:`TOKENS`, in
+MoE model), over expert counts :data:`site_gen.config.GROUPS` and tokens per device
+:data:`site_gen.config.GROUPED_TOKENS`, in
 both models (torchao's and the calibrated one), term by term. It also carries the
 calibrated grouped terms' LaTeX with the GPU's numbers (:mod:`roofline.publish.latex`), printed
 here so that the build cache keeps them with the numbers. Nothing here prints or writes.
@@ -26,19 +27,13 @@ from roofline.publish.latex import instantiated
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.specs import GpuSpec, SpecDatabase
 from site_gen.cache import BuildCache
+from site_gen.config import GROUPED_DEFAULT_TOKENS as DEFAULT_TOKENS  # noqa: F401  (pages use it)
+from site_gen.config import GROUPED_MODES, GROUPS
+from site_gen.config import GROUPED_TOKENS as TOKENS
 from site_gen.gather import cached, code_digest, gather_key, model_pair
 
-#: Expert counts per device the pages tabulate (G = 1 is the dense layer).
-GROUPS: tuple[int, ...] = (1, 8, 16, 32, 64, 128, 256)
-#: Tokens per device (micro-batch x sequence length); an expert GEMM routes top_k times as
-#: many rows. The last is the default the per-term tables use.
-TOKENS: tuple[int, ...] = (4096, 16384)
-DEFAULT_TOKENS = TOKENS[-1]
 #: The build cache's kind for grouped results (counted apart from the dense evaluations).
 CACHE_KIND = "grouped"
-#: Modes with grouped pages. Inference would add as many pages again for a GEMM whose
-#: grouped-only terms (one 2D-3D GEMM, the activation's rearrangement) training shows too.
-GROUPED_MODES: tuple[Mode, ...] = (Mode.TRAINING,)
 #: The calibrated terms whose formulas a grouped page prints, in this order (those the
 #: recipe has): the grouped GEMMs (the bf16 baseline, which gets the same rho, 2D-3D and
 #: 2D-2D), every weight cast (3D), then one scale rearrangement of each kind (M groups of

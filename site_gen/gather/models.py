@@ -2,7 +2,7 @@
 
 For each preset of the bundled models file (:func:`roofline.presets.load_models`) and
 each GPU of the build, :func:`roofline.analysis.policy.plan_model` prices one training step's
-linear layers at the site's token count (:data:`SITE_TOKENS`) and expert parallelism
+linear layers at the site's token count (:data:`site_gen.config.SITE_TOKENS`) and expert parallelism
 (:func:`site_ep`), once in torchao's model and once in the calibrated one. The formulas
 of the largest dense GEMM and of the largest grouped (expert) GEMM, for the recipe the
 calibrated model picks for each (:func:`featured_gemms`), are printed here by
@@ -27,25 +27,17 @@ from roofline.publish.latex import instantiated
 from roofline.recipes import Mode
 from roofline.specs import GpuSpec, SpecDatabase
 from site_gen.cache import BuildCache, digest
+from site_gen.config import SITE_EP, SITE_TOKENS
 from site_gen.gather import cached, code_digest, gather_key, model_pair
 from site_gen.markup.formulas import Formula, instantiated_formula, symbolic_formulas
 
-#: Tokens per device and step (M = micro-batch x sequence length), e.g. a micro-batch of
-#: 2 sequences of 8,192 tokens: the size torchao's llama shapes use (M = 16,384).
-SITE_TOKENS = 16384
-#: Expert parallelism per bundled MoE preset: experts spread over one 8-GPU node (NVLink
-#: domain) for the models whose expert weights do not fit one device (DeepSeek-V3 671B,
-#: Qwen3-235B-A22B, gpt-oss-120b); the smaller MoE models (Llama 4 Scout's 16 experts,
-#: Qwen3-30B-A3B) keep every expert on each device. Any other preset (and a dense one)
-#: runs with ep = 1.
-SITE_EP: dict[str, int] = {"deepseek-v3": 8, "qwen3-235b-a22b": 8, "gpt-oss-120b": 8}
 #: The pages' mode: a training step (forward and backward).
 MODE = Mode.TRAINING
 
 
 def site_ep(preset: ModelPreset) -> int:
-    """The expert parallelism the site prices ``preset`` at (:data:`SITE_EP`, else 1);
-    1 when the named one does not divide the preset's experts."""
+    """The expert parallelism the site prices ``preset`` at (:data:`site_gen.config.SITE_EP`,
+    else 1); 1 when the named one does not divide the preset's experts."""
     ep = SITE_EP.get(preset.name, 1)
     experts = [b.experts for b in preset.blocks if b.experts is not None]
     return ep if experts and all(e % ep == 0 for e in experts) else 1

@@ -1,39 +1,47 @@
-"""Orchestration: gather -> pages -> write -> mkdocs build --strict (-> serve).
+"""The stage sequence: guard -> gather -> pages -> charts -> output (-> serve).
 
-:func:`build` is the only function that writes the site. Stage timings are printed as
-the build goes. The pieces live beside it:
+:func:`build` is the only function that writes the site, and only through the output
+stage. Stage timings are printed as the build goes (:mod:`site_gen.stages`). The stages:
 
-* :mod:`site_gen.output.guard`: the site-folder guard and the build lock (before any write);
-* :mod:`site_gen.output.write`: the private staging folders, writing the generated files into
-  them (hard links for unchanged ones) and the final swap by renames;
-* :mod:`site_gen.keys`: the cache keys, and the digest of every input of a build with the
-  manifests of what it wrote: a rebuild whose inputs are unchanged and whose site and
-  ``docs/generated`` still verify (sha256 of every file) does nothing at all;
-* :mod:`site_gen.output.mkdocs_cache`: the page-level cache of the mkdocs run.
+* guard, :mod:`site_gen.output.guard`: the site-folder guard and the build lock (before any
+  write); :mod:`site_gen.keys`: the digest of every input of a build with the manifests of
+  what it wrote: a rebuild whose inputs are unchanged and whose site and ``docs/generated``
+  still verify (sha256 of every file) does nothing at all;
+* gather, :mod:`site_gen.gather`: every evaluation, the formulas and the git history (the
+  last two on the pool of :mod:`site_gen.pool`);
+* pages, :mod:`site_gen.pages.render`: every page as text and the charts as jobs;
+* charts: cached ones at once, the rest drawn on the pool (:mod:`site_gen.charts.draw`)
+  while mkdocs runs;
+* output, :mod:`site_gen.output.write`: the private staging folders, the generated files
+  written into them (hard links for unchanged ones), :mod:`site_gen.output.mkdocs` (``mkdocs
+  build --strict``, its page cache in :mod:`site_gen.output.mkdocs_cache`) and the final
+  swap by renames.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import hashlib
-import http.server
-import logging
 import multiprocessing
-import os
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roofline.datafiles.core import MAX_GPUS
-from roofline.errors import RooflineError
-from roofline.publish.cite import SITE_URL_ENV, site_url
-from site_gen import config, keys
+from roofline.presets import load_models
+from roofline.specs import load_specs
+from site_gen import config, keys, pool
 from site_gen.cache import BuildCache, digest, model_digest
+from site_gen.gather.dense import gather
+from site_gen.gather.models import check_model_gpus
 from site_gen.inputs import DataPaths, ModelInputs, load_inputs
-from site_gen.output.guard import MARKER, BuildError, build_lock, check_site_dir, marker_text
+from site_gen.markup.formulas import instantiated_for_gpu
+from site_gen.output.guard import (
+    MARKER,
+    BuildError,
+    build_lock,
+    check_site_dir,
+    marker_text,
+    work_root,
+)
+from site_gen.output.mkdocs import run_mkdocs, serve_site
 from site_gen.output.write import (
     Staging,
     make_staging,
@@ -43,6 +51,8 @@ from site_gen.output.write import (
     sync_site_files,
     write_generated,
 )
+from site_gen.pages.render import render_pages
+from site_gen.stages import StageTimer, failing_as
 
 if TYPE_CHECKING:
     from roofline.specs import SpecDatabase
@@ -55,36 +65,8 @@ __all__ = [
     "run_mkdocs", "swap_into_place", "write_generated",
 ]  # fmt: skip
 
-WORKERS = 2
-PLOT_BATCH = 6
-#: Records of earlier builds' outputs kept in the cache (sites and roots built in turn).
-KEPT_OUTPUTS = 4
 #: Stands in for a chart still being drawn while mkdocs runs; replaced before the swap.
 PLACEHOLDER_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>' + "\n"
-
-
-class StageTimer:
-    """Prints ``[stage] ... seconds`` lines and keeps the totals."""
-
-    def __init__(self, stream=sys.stdout) -> None:
-        self.stream = stream
-        self.start = time.perf_counter()
-        self.timings: dict[str, float] = {}
-
-    @contextlib.contextmanager
-    def stage(self, name: str, detail: str = "") -> Iterator[None]:
-        """Time the enclosed block as stage ``name``."""
-        print(f"[build] {name:<8} {detail}", file=self.stream, flush=True)
-        began = time.perf_counter()
-        yield
-        self.timings[name] = time.perf_counter() - began
-        print(
-            f"[build] {name:<8} done in {self.timings[name]:5.1f} s", file=self.stream, flush=True
-        )
-
-    def total(self) -> float:
-        """Seconds since the build began."""
-        return time.perf_counter() - self.start
 
 
 def generate_docs(
@@ -92,80 +74,10 @@ def generate_docs(
     instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]]] | None = None,
 ) -> tuple[dict[str, str], list[PlotJob]]:
     """Gather and render without drawing or writing (used by the golden tests)."""
-    from site_gen.gather.dense import gather
-    from site_gen.markup.formulas import instantiated_for_gpu
-    from site_gen.pages.render import render_pages
-
     atlas = gather(specs)
     if instantiated is None:
         instantiated = {gpu.name: instantiated_for_gpu(gpu) for gpu in specs.values()}
     return render_pages(atlas, instantiated)
-
-
-# -- mkdocs ----------------------------------------------------------------------------
-
-
-def run_mkdocs(site_dir: Path, mkdocs_yml: Path = config.MKDOCS_YML,
-               cache: BuildCache | None = None) -> None:  # fmt: skip
-    """``mkdocs build --strict`` into ``site_dir``; raises on any warning.
-
-    With ``$ROOFLINE_ATLAS_SITE_URL`` set, it is mkdocs' ``site_url`` (canonical links and
-    a sitemap with real addresses); unset, mkdocs.yml's own (none) stays. With an enabled
-    ``cache``, unchanged pages come from it (:mod:`site_gen.output.mkdocs_cache`).
-    """
-    from mkdocs.commands.build import build
-    from mkdocs.config import load_config
-
-    from site_gen.output import mkdocs_cache
-
-    logger = logging.getLogger("mkdocs")
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter("[mkdocs] %(levelname)s %(message)s"))
-    logger.addHandler(handler)
-    url = site_url() if os.environ.get(SITE_URL_ENV) else None
-    # Loading the hooks would leave __pycache__/ in docs/, which mkdocs would then publish.
-    no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
-    try:
-        cfg = load_config(str(mkdocs_yml), site_dir=str(site_dir.resolve()), strict=True,
-                          site_url=url)  # fmt: skip
-        # Snippet paths are relative to the working directory; pin them to this docs_dir.
-        cfg.mdx_configs.setdefault("pymdownx.snippets", {})["base_path"] = [cfg.docs_dir]
-        if cache is None or not cache.enabled:
-            build(cfg)
-            return
-        generated = Path(cfg.docs_dir) / config.GENERATED_DIRNAME
-        with mkdocs_cache.installed(cfg, cache, generated) as pages:
-            build(cfg)
-        pages.flush()  # only a run that succeeded stores its pages
-    finally:
-        sys.dont_write_bytecode = no_bytecode
-        logger.removeHandler(handler)
-
-
-def serve_site(site_dir: Path, port: int = 8000) -> None:
-    """Serve ``site_dir`` on http://127.0.0.1:port until interrupted."""
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site_dir))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
-        print(f"[build] serving {site_dir} at http://127.0.0.1:{port}/ (Ctrl-C to stop)")
-        with contextlib.suppress(KeyboardInterrupt):
-            server.serve_forever()
-
-
-def work_root(site_dir: Path, cache: BuildCache) -> Path:
-    """The build root of an installed tool for ``site_dir``: a folder of the build cache
-    (``~/.cache/roofline-atlas/build/roots/<digest of the site path>``, or under
-    ``$ROOFLINE_ATLAS_BUILD_CACHE``) holding the packaged mkdocs.yml and docs/, the lock
-    and ``docs/generated``, so nothing is written into site-packages and two site folders
-    build side by side."""
-    site = str(Path(site_dir).expanduser().resolve())
-    root = cache.root / "roots" / hashlib.sha256(site.encode()).hexdigest()[:16]
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise BuildError(f"cannot create the build's work folder {root}: {exc.strerror}"
-                         ) from exc  # fmt: skip
-    return root
 
 
 def build_site(specs_path: str | None, site_dir: Path, serve: bool, use_cache: bool = True,
@@ -188,29 +100,11 @@ def build_site(specs_path: str | None, site_dir: Path, serve: bool, use_cache: b
         serve_site(Path(site_dir))
 
 
-@contextlib.contextmanager
-def _failing_as(stage: str, site_dir: Path) -> Iterator[None]:
-    """Turn any failure of ``stage`` into a BuildError that says the site is unchanged."""
-    try:
-        yield
-    except RooflineError:
-        raise
-    except Exception as exc:
-        # One line (the CLI prints it as one): a multi-line detail is folded.
-        detail = " ".join(str(exc).split()) or type(exc).__name__
-        raise BuildError(
-            f"build failed in stage {stage}: {detail}; "
-            f"the previous site in {site_dir} was left exactly as it was"
-        ) from exc
-
-
 # -- charts ----------------------------------------------------------------------------
 
 
 def _start_charts(workers, jobs: list[PlotJob], cache: BuildCache):
     """Cached charts now; the rest start drawing on the pool (returned as a pending result)."""
-    from site_gen import pool
-
     chart_keys = {job.path: keys.chart_cache_key(job) for job in jobs}
     charts: dict[str, str] = {}
     missing = []
@@ -220,7 +114,8 @@ def _start_charts(workers, jobs: list[PlotJob], cache: BuildCache):
             missing.append(job)
         else:
             charts.update((path, svg) for path in job.paths)
-    batches = [missing[i : i + PLOT_BATCH] for i in range(0, len(missing), PLOT_BATCH)]
+    step = config.PLOT_BATCH
+    batches = [missing[i : i + step] for i in range(0, len(missing), step)]
     pending = workers.map_async(pool.draw_many, batches)
     return charts, missing, pending, chart_keys
 
@@ -338,11 +233,6 @@ def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: Bui
                   max_gpus: int = MAX_GPUS, extra_docs: Path | None = None,
                   data: DataPaths | None = None) -> None:  # fmt: skip
     """The stages of :func:`build`, writing only into ``staging`` until the final swap."""
-    from roofline.presets import load_models
-    from roofline.specs import load_specs
-    from site_gen import pool  # matplotlib: imported only when something is to be drawn
-    from site_gen.gather.models import check_model_gpus
-
     data = data if data is not None else DataPaths()
     with timer.stage("specs", specs_path or "bundled database"):
         specs = load_specs(specs_path, max_gpus)
@@ -351,27 +241,27 @@ def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: Bui
     context = multiprocessing.get_context("fork")
     # Workers close their inherited copy of the lock, so a worker outliving a killed
     # build cannot keep the root locked.
-    with context.Pool(WORKERS, initializer=pool.close_inherited, initargs=(lock_fd,)
+    with context.Pool(config.WORKERS, initializer=pool.close_inherited, initargs=(lock_fd,)
                       ) as workers:  # fmt: skip
         pages, jobs = _gather_and_render(specs_path, specs, site_dir, cache, workers, timer,
                                          inputs)  # fmt: skip
         with timer.stage("plots", f"{len(jobs)} SVG charts: cached ones now, the rest on "
-                         f"{WORKERS} workers while mkdocs runs"), \
-                _failing_as("plots", site_dir):  # fmt: skip
+                         f"{config.WORKERS} workers while mkdocs runs"), \
+                failing_as("plots", site_dir):  # fmt: skip
             charts, missing, pending, chart_keys = _start_charts(workers, jobs, cache)
             placeholders = {path: PLACEHOLDER_SVG for job in missing for path in job.paths}
         previous = root / "docs" / config.GENERATED_DIRNAME
         with timer.stage("write", f"{len(pages)} pages and files, {len(charts)} charts, KaTeX "
-                         "(unchanged ones linked)"), _failing_as("write", site_dir):  # fmt: skip
+                         "(unchanged ones linked)"), failing_as("write", site_dir):  # fmt: skip
             write_generated(pages, {**charts, **placeholders}, staging.docs, previous)
         with timer.stage("mkdocs", f"build --strict -> {site_dir}"), \
-                _failing_as("mkdocs", site_dir):  # fmt: skip
+                failing_as("mkdocs", site_dir):  # fmt: skip
             staging.site.mkdir()
             run_mkdocs(staging.site, staging.root / "mkdocs.yml", cache)
         with timer.stage("charts", f"waiting for {len(missing)} drawings"), \
-                _failing_as("plots", site_dir):  # fmt: skip
+                failing_as("plots", site_dir):  # fmt: skip
             _finish_charts(pending, missing, chart_keys, cache, [staging.docs, staging.site])
-    with timer.stage("swap", f"into {site_dir}"), _failing_as("swap", site_dir):
+    with timer.stage("swap", f"into {site_dir}"), failing_as("swap", site_dir):
         (staging.site / MARKER).write_text(marker_text(), "utf-8")
         outputs = _outputs(staging) if cache.enabled else None
         swap_into_place(staging, site_dir, root / "docs")
@@ -380,7 +270,7 @@ def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: Bui
             keys.input_key(specs_path, root, marker_text(), extra_docs, data.files()) == key
     ):  # fmt: skip
         cache.put("outputs", key, outputs)
-        cache.prune("outputs", keep=KEPT_OUTPUTS, protect={key})
+        cache.prune("outputs", keep=config.KEPT_OUTPUTS, protect={key})
 
 
 def _outputs(staging: Staging) -> dict[str, Any] | None:
@@ -394,10 +284,6 @@ def _gather_and_render(specs_path: str | None, specs: SpecDatabase, site_dir: Pa
                        inputs: ModelInputs | None = None
                        ) -> tuple[dict[str, str], list[PlotJob]]:  # fmt: skip
     """Evaluations, formulas (pool), history (pool) and the rendered pages."""
-    from site_gen import pool
-    from site_gen.gather.dense import gather
-    from site_gen.pages.render import render_pages
-
     instantiated = {g.name: cache.get("latex", keys.latex_key(g)) for g in specs.values()}
     missing = [g for g in specs.values() if instantiated[g.name] is None]
     latex_jobs = workers.map_async(pool.latex_for, missing)
@@ -407,17 +293,17 @@ def _gather_and_render(specs_path: str | None, specs: SpecDatabase, site_dir: Pa
         None if history is not None else workers.apply_async(pool.history_for, (specs_path,))
     )
     with timer.stage("gather", f"{len(specs)} GPUs x modes x recipes x fusion"), \
-            _failing_as("gather", site_dir):  # fmt: skip
+            failing_as("gather", site_dir):  # fmt: skip
         atlas = gather(specs, cache, inputs)
     with timer.stage("latex", f"instantiated formulas of {len(missing)} GPUs (pool)"), \
-            _failing_as("latex", site_dir):  # fmt: skip
+            failing_as("latex", site_dir):  # fmt: skip
         for name, formulas in latex_jobs.get():
             instantiated[name] = formulas
             cache.put("latex", keys.latex_key(specs[name]), formulas)
     with timer.stage("history", "spec and model changes from git (pool)"), \
-            _failing_as("history", site_dir):  # fmt: skip
+            failing_as("history", site_dir):  # fmt: skip
         if history_job is not None:
             history = history_job.get()
             cache.put("history", history_key, history)
-    with timer.stage("render", "Markdown, CSV"), _failing_as("render", site_dir):
+    with timer.stage("render", "Markdown, CSV"), failing_as("render", site_dir):
         return render_pages(atlas, instantiated, history)

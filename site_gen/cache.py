@@ -37,6 +37,7 @@ import json
 import os
 import pickle
 import shutil
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterable
@@ -46,7 +47,6 @@ from typing import Any
 
 from roofline.model.formulas import MODEL_VERSION
 from roofline.specs import GpuSpec
-from site_gen.output.assets import cache_dir, warn
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 #: Layout version of the cache folder (entries live under ``v<FORMAT>/``).
@@ -54,6 +54,17 @@ FORMAT = 3
 MAGIC = "roofline-atlas-cache"
 #: A header line longer than this is not one of ours.
 MAX_HEADER_BYTES = 1024
+
+
+def cache_dir() -> Path:
+    """Where downloaded packages are kept between builds."""
+    root = os.environ.get("ROOFLINE_ATLAS_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "roofline-atlas"
+
+
+def warn(message: str) -> None:
+    """Print one ``[build]`` warning line on stderr."""
+    print(f"[build] {message}", file=sys.stderr, flush=True)
 
 
 def digest(*parts: Any) -> str:

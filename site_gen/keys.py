@@ -39,7 +39,6 @@ from site_gen.cache import (
     tool_versions,
 )
 from site_gen.charts.jobs import PlotJob, chart_key
-from site_gen.output.assets import KATEX_INTEGRITY, KATEX_VERSION
 
 BUNDLED_SPECS = PACKAGE_ROOT / "roofline" / "data" / "gpus.toml"
 #: ``hooks:`` entries of mkdocs.yml (``  - path``), read without a YAML parser.
@@ -198,8 +197,8 @@ def input_key(
         data,
         tool_versions(),
         sys.version,
-        KATEX_VERSION,
-        KATEX_INTEGRITY,
+        config.KATEX_VERSION,
+        config.KATEX_INTEGRITY,
         marker,
         site_url(),
         os.environ.get(SITE_URL_ENV) or "",

@@ -13,8 +13,8 @@ from site_gen import config
 from site_gen.charts.draw import models as model_charts
 from site_gen.charts.draw import plots
 from site_gen.charts.draw import validation as validation_charts
+from site_gen.charts.jobs import PlotJob
 from site_gen.markup.formulas import Formula, instantiated_for_gpu
-from site_gen.pages.render import PlotJob
 
 _PLOTTERS = {
     "heatmap": plots.heatmap_svg,
@@ -53,13 +53,6 @@ def draw_many(jobs: list[PlotJob]) -> list[tuple[str, str]]:
 def latex_for(gpu: GpuSpec) -> tuple[str, dict[tuple[str, str], tuple[Formula, ...]]]:
     """Instantiated formulas of one GPU."""
     return gpu.name, instantiated_for_gpu(gpu)
-
-
-def warm_up() -> int:
-    """Import matplotlib and sympy in a worker before work arrives."""
-    import roofline.publish.latex  # noqa: F401
-
-    return 0
 
 
 def history_for(specs_path: str | None) -> SpecHistory:

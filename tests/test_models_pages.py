@@ -25,7 +25,8 @@ from roofline.publish import site_paths
 from roofline.recipes import RECIPES
 from roofline.specs import load_specs
 from site_gen.cache import BuildCache
-from site_gen.charts.draw.models import model_time_svg, time_chart
+from site_gen.charts.draw.models import model_time_svg
+from site_gen.charts.models import time_chart
 from site_gen.gather.dense import Atlas, calibration_digest
 from site_gen.gather.models import SITE_TOKENS, ModelAtlas, gather_models, site_ep
 from site_gen.pages import models as models_page

@@ -1,7 +1,7 @@
 """The mkdocs page cache: a page is re-made exactly when something it shows changed.
 
 Each test builds a three-page mkdocs project (material theme, search, strict) with
-``site_gen.build.run_mkdocs`` and compares the cached builds with uncached ones.
+``site_gen.output.mkdocs.run_mkdocs`` and compares the cached builds with uncached ones.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from site_gen.build import run_mkdocs
 from site_gen.cache import BuildCache
+from site_gen.output.mkdocs import run_mkdocs
 
 MKDOCS_YML = """\
 site_name: Page cache test

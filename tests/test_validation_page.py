@@ -38,8 +38,9 @@ from roofline.recipes import RECIPE_LIST
 from roofline.specs import load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS
 from site_gen import config, pool
-from site_gen.charts.draw.validation import validation_chart, x_axis
 from site_gen.charts.jobs import chart_key
+from site_gen.charts.validation import validation_chart, x_axis
+from site_gen.gather import validation as gather_validation
 from site_gen.gather.dense import Atlas
 from site_gen.markup import exports
 from site_gen.markup.formulas import equation_index, symbolic_formulas
@@ -219,7 +220,7 @@ def test_a_broken_measurement_file_is_not_hidden(monkeypatch, small_site) -> Non
     def broken(**_kwargs):
         raise MeasurementError([problem])
 
-    monkeypatch.setattr(validation, "load_measurements", broken)
+    monkeypatch.setattr(gather_validation, "load_measurements", broken)
     with pytest.raises(MeasurementError):
         validation.render(small_site)
 
@@ -245,7 +246,9 @@ def test_hostile_measurement_text_stays_text(small_site) -> None:
         points=tuple(dataclasses.replace(p, label="=cmd|' /C calc'!A0 <b>") for p in
                      first.points),
     )  # fmt: skip
-    out = validation.render_with(small_site, MeasurementDatabase((hostile,)), specs)
+    data = gather_validation.validation_of(MeasurementDatabase((hostile,)), specs,
+                                           small_site.atlas.inputs.calibration)
+    out = validation.render_with(small_site, data)
     body = _text(out).split("---\n", 2)[2]
     rendered = markdown.markdown(
         body, extensions=EXTENSIONS, extension_configs={"pymdownx.arithmatex": {"generic": True}}

@@ -127,13 +127,15 @@ def instantiated_caption(gpu: str, quantity: Quantity) -> str:
 
 @dataclass(frozen=True)
 class Citable:
-    """A formula with everything its citation needs."""
+    """A formula with everything its citation needs (the site's displayed formulas,
+    ``site_gen.markup.formulas.Formula``, are Citables too; ``url`` "" there when a formula
+    has no permalink)."""
 
     anchor: str
     caption: str
     lhs: str
     latex: str
-    url: str
+    url: str = ""
 
     @property
     def citation_id(self) -> str:

@@ -10,10 +10,7 @@ their headline speedups when the GPU's parameters are assumed
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -21,24 +18,19 @@ from roofline.analysis import guidance
 from roofline.calibration.params import CalibratedParameters, calibration_for
 from roofline.capability import Capability, Support, classify
 from roofline.evaluate import evaluate_columns, evaluate_terms
+from roofline.measurements import MeasurementDatabase
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.shapes import Shape, llama, pow2
 from roofline.specs import GpuSpec, SpecDatabase
 from site_gen import config
-from site_gen.cache import (
-    BuildCache,
-    digest,
-    files_digest,
-    gpu_digest,
-    model_digest,
-    tool_versions,
-)
+from site_gen.cache import BuildCache
+from site_gen.gather import cached, calibration_digest, code_digest, gather_key, model_pair
 from site_gen.gather.grouped import GroupedResult, gather_grouped
 from site_gen.gather.models import ModelAtlas, gather_models
+from site_gen.gather.validation import ValidationData, gather_validation
 from site_gen.inputs import ModelInputs, bundled_inputs
 
 Columns = dict[str, np.ndarray]
-FUSIONS: tuple[bool, ...] = (False, True)
 #: Headline numbers whose spread under assumed parameters is computed (RecipeResult.spread).
 SPREAD_KEYS: tuple[str, ...] = ("canonical", "canonical_fused", "llama", "break_even")
 
@@ -138,6 +130,10 @@ class Atlas:
     models: ModelAtlas | None = None
     #: The calibration file and measurement sets of the build (:mod:`site_gen.inputs`).
     inputs: ModelInputs = field(default_factory=bundled_inputs)
+    #: The measurement sets the site publishes (:meth:`ModelInputs.published`).
+    measurements: MeasurementDatabase | None = None
+    #: The Validation page's sets, report and error bands (:mod:`site_gen.gather.validation`).
+    validation: ValidationData | None = None
 
     @property
     def gpus(self) -> list[GpuSpec]:
@@ -165,6 +161,18 @@ class Atlas:
     def calibration(self, gpu: str) -> CalibratedParameters:
         """The calibrated parameters of ``gpu``."""
         return self.calibrations[gpu]
+
+    def published(self) -> MeasurementDatabase:
+        """The measurement sets the site publishes: gathered by :func:`gather`, or loaded
+        now for an atlas made without it (a page rendered alone in a test)."""
+        return self.measurements if self.measurements is not None else self.inputs.published()
+
+    def validated(self) -> ValidationData:
+        """The Validation page's data: gathered by :func:`gather`, or gathered now for an
+        atlas made without it (a page rendered alone in a test)."""
+        if self.validation is not None:
+            return self.validation
+        return gather_validation(self.specs, self.inputs)
 
     def has_calibration_data(self, gpu: str) -> bool:
         """Whether ``gpu``'s efficiencies come from measurements
@@ -210,7 +218,7 @@ def gather_one(
     sets = table_sets()
     m, (k, n), slices = _points(sets)
     n_curves = len(config.BREAK_EVEN_KN)
-    for fusion in FUSIONS:
+    for fusion in config.FUSIONS:
         cols = evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion,
                                 calibration=calibration)  # fmt: skip
         speedup = cols["r_fp8_gemm_and_ovhd_spdp"]
@@ -274,43 +282,18 @@ def _spread(gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration: CalibratedPar
 _CACHED_FIELDS = ("heat", "curves", "curves_fused", "tables", "term_times", "spread")
 
 
-@functools.cache
-def _gather_code_digest() -> str:
-    """The grids and what is evaluated on them live in this module and config."""
-    return files_digest([Path(__file__), Path(config.__file__)], Path(config.__file__).parent)
-
-
-def calibration_digest(calibration: CalibratedParameters | None) -> str:
-    """Digest of a GPU's calibrated parameters ("" for torchao's model).
-
-    They depend on the calibration file and on other GPUs of the database (fallbacks
-    average over them), neither of which the GPU's own entry says.
-    """
-    if calibration is None:
-        return ""
-    own = dataclasses.asdict(calibration.cv) if calibration.cv is not None else None
-    return digest({k: dataclasses.asdict(v) for k, v in calibration.values.items()}, own)
-
-
-def _evaluation_key(gpu: GpuSpec, mode: Mode, recipe: Recipe,
-                    calibration: CalibratedParameters | None = None) -> str:  # fmt: skip
-    # tool_versions: a numpy upgrade may change the last bits of an evaluation.
-    model = ("calibrated", calibration_digest(calibration)) if calibration else ()
-    return digest("evaluation", model_digest(), _gather_code_digest(), gpu_digest(gpu),
-                  mode.value, recipe.name, tool_versions(), *model)  # fmt: skip
-
-
 def _gathered(gpu: GpuSpec, mode: Mode, recipe: Recipe, cache: BuildCache,
               calibration: CalibratedParameters | None) -> RecipeResult:  # fmt: skip
     """One combination in one model, from the cache or evaluated (and then cached)."""
-    key = _evaluation_key(gpu, mode, recipe, calibration)
-    stored = cache.get("evaluations", key)
-    if stored is None:
-        result = gather_one(gpu, mode, recipe, calibration)
-        cache.put("evaluations", key, {f: getattr(result, f) for f in _CACHED_FIELDS})
-        return result
-    return RecipeResult(gpu, mode, recipe, classify(gpu, recipe, mode),
-                        calibrated=calibration is not None, **stored)  # fmt: skip
+    # The grids and what is evaluated on them live in this module and config.
+    key = gather_key("evaluation", code_digest("gather/dense.py", "config.py"), gpu,
+                     calibration_digest(calibration), mode.value, recipe.name)  # fmt: skip
+    return cached(
+        cache, "evaluations", key, lambda: gather_one(gpu, mode, recipe, calibration),
+        stored=lambda result: {f: getattr(result, f) for f in _CACHED_FIELDS},
+        restored=lambda fields: RecipeResult(gpu, mode, recipe, classify(gpu, recipe, mode),
+                                             calibrated=calibration is not None, **fields),
+    )  # fmt: skip
 
 
 def gather(
@@ -319,7 +302,9 @@ def gather(
     """Evaluate every GPU x mode x recipe x fusion of ``specs`` in both models, and their
     grouped layers (:mod:`site_gen.gather.grouped`) and every model preset on every GPU
     (:mod:`site_gen.gather.models`), reusing cached results; the calibrated model's
-    parameters come from ``inputs`` (None: the bundled calibration file)."""
+    parameters come from ``inputs`` (None: the bundled calibration file). The published
+    measurement sets and the Validation page's data (:mod:`site_gen.gather.validation`)
+    are gathered here too, so no page reads a file or evaluates a model."""
     cache = cache or BuildCache(enabled=False)
     inputs = inputs if inputs is not None else bundled_inputs()
     atlas = Atlas(specs, {}, inputs=inputs)
@@ -331,13 +316,19 @@ def gather(
                 if mode not in recipe.plans:
                     continue
                 key = (gpu.name, mode, recipe.name)
-                torchao = atlas.results[key] = _gathered(gpu, mode, recipe, cache, None)
-                calibrated = _gathered(gpu, mode, recipe, cache, calibration)
+                torchao, calibrated = model_pair(
+                    lambda c, gpu=gpu, mode=mode, recipe=recipe: _gathered(gpu, mode, recipe,
+                                                                           cache, c),
+                    calibration,
+                )  # fmt: skip
+                atlas.results[key] = torchao
                 calibrated.reference = torchao
                 atlas.calibrated_results[key] = calibrated
     keys = {name: calibration_digest(c) for name, c in atlas.calibrations.items()}
     atlas.grouped = gather_grouped(specs, atlas.calibrations, keys, cache)
     atlas.models = gather_models(specs, atlas.calibrations, keys, cache)
+    atlas.measurements = inputs.published()
+    atlas.validation = gather_validation(specs, inputs)
     return atlas
 
 

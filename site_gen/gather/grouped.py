@@ -2,7 +2,8 @@
 
 A grouped page tabulates a few representative expert GEMMs, taken from the bundled
 model presets (:func:`roofline.presets.load_models`: the first routed-expert GEMM of each
-MoE model), over expert counts :data:`GROUPS` and tokens per device :data:`TOKENS`, in
+MoE model), over expert counts :data:`site_gen.config.GROUPS` and tokens per device
+:data:`site_gen.config.GROUPED_TOKENS`, in
 both models (torchao's and the calibrated one), term by term. It also carries the
 calibrated grouped terms' LaTeX with the GPU's numbers (:mod:`roofline.publish.latex`), printed
 here so that the build cache keeps them with the numbers. Nothing here prints or writes.
@@ -13,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -26,19 +26,14 @@ from roofline.presets import LinearKind, load_models
 from roofline.publish.latex import instantiated
 from roofline.recipes import RECIPE_LIST, Mode, Recipe
 from roofline.specs import GpuSpec, SpecDatabase
-from site_gen.cache import BuildCache, digest, files_digest, gpu_digest, model_digest, tool_versions
+from site_gen.cache import BuildCache
+from site_gen.config import GROUPED_DEFAULT_TOKENS as DEFAULT_TOKENS  # noqa: F401  (pages use it)
+from site_gen.config import GROUPED_MODES, GROUPS
+from site_gen.config import GROUPED_TOKENS as TOKENS
+from site_gen.gather import cached, code_digest, gather_key, model_pair
 
-#: Expert counts per device the pages tabulate (G = 1 is the dense layer).
-GROUPS: tuple[int, ...] = (1, 8, 16, 32, 64, 128, 256)
-#: Tokens per device (micro-batch x sequence length); an expert GEMM routes top_k times as
-#: many rows. The last is the default the per-term tables use.
-TOKENS: tuple[int, ...] = (4096, 16384)
-DEFAULT_TOKENS = TOKENS[-1]
 #: The build cache's kind for grouped results (counted apart from the dense evaluations).
 CACHE_KIND = "grouped"
-#: Modes with grouped pages. Inference would add as many pages again for a GEMM whose
-#: grouped-only terms (one 2D-3D GEMM, the activation's rearrangement) training shows too.
-GROUPED_MODES: tuple[Mode, ...] = (Mode.TRAINING,)
 #: The calibrated terms whose formulas a grouped page prints, in this order (those the
 #: recipe has): the grouped GEMMs (the bf16 baseline, which gets the same rho, 2D-3D and
 #: 2D-2D), every weight cast (3D), then one scale rearrangement of each kind (M groups of
@@ -183,34 +178,21 @@ def gather_grouped_one(
     return result
 
 
-@functools.cache
-def _code_digest() -> str:
-    return files_digest([Path(__file__)], Path(__file__).parents[1])
-
-
-def _key(gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration_key: str) -> str:
+def _cached(gpu: GpuSpec, mode: Mode, recipe: Recipe, cache: BuildCache,
+            calibration: CalibratedParameters | None, calibration_key: str
+            ) -> GroupedResult:  # fmt: skip
+    """One combination in one model, from the cache or evaluated (and then cached)."""
     # The presets are data outside model_digest: their shapes are part of the key.
     shapes = [dataclasses.asdict(s) for s in expert_shapes()]
-    return digest("grouped", model_digest(), _code_digest(), gpu_digest(gpu), mode.value,
-                  recipe.name, tool_versions(), calibration_key, shapes)  # fmt: skip
-
-
-def _cached(
-    gpu: GpuSpec,
-    mode: Mode,
-    recipe: Recipe,
-    cache: BuildCache,
-    calibration: CalibratedParameters | None,
-    calibration_key: str,
-) -> GroupedResult:
-    key = _key(gpu, mode, recipe, calibration_key)
-    stored = cache.get(CACHE_KIND, key)
-    if stored is None:
-        result = gather_grouped_one(gpu, mode, recipe, calibration)
-        cache.put(CACHE_KIND, key, {"times": result.times, "latex": result.latex})
-        return result
-    return GroupedResult(gpu, mode, recipe, classify(gpu, recipe, mode, grouped=True),
-                         calibration is not None, expert_shapes(), **stored)  # fmt: skip
+    key = gather_key("grouped", code_digest("gather/grouped.py"), gpu, calibration_key,
+                     mode.value, recipe.name, shapes)  # fmt: skip
+    return cached(
+        cache, CACHE_KIND, key, lambda: gather_grouped_one(gpu, mode, recipe, calibration),
+        stored=lambda result: {"times": result.times, "latex": result.latex},
+        restored=lambda fields: GroupedResult(
+            gpu, mode, recipe, classify(gpu, recipe, mode, grouped=True),
+            calibration is not None, expert_shapes(), **fields),
+    )  # fmt: skip
 
 
 def gather_grouped(specs: SpecDatabase, calibrations: dict[str, CalibratedParameters],
@@ -223,9 +205,12 @@ def gather_grouped(specs: SpecDatabase, calibrations: dict[str, CalibratedParame
     for gpu in specs.values():
         for mode in GROUPED_MODES:
             for recipe in (r for r in RECIPE_LIST if mode in r.plans):
-                torchao = _cached(gpu, mode, recipe, cache, None, "")
-                calibrated = _cached(gpu, mode, recipe, cache, calibrations[gpu.name],
-                                     calibration_keys[gpu.name])  # fmt: skip
+                key = calibration_keys[gpu.name]
+                torchao, calibrated = model_pair(
+                    lambda c, gpu=gpu, mode=mode, recipe=recipe, key=key: _cached(
+                        gpu, mode, recipe, cache, c, key if c is not None else ""),
+                    calibrations[gpu.name],
+                )  # fmt: skip
                 calibrated.reference = torchao
                 out[(gpu.name, mode, recipe.name)] = calibrated
     return out

@@ -2,7 +2,7 @@
 
 For each preset of the bundled models file (:func:`roofline.presets.load_models`) and
 each GPU of the build, :func:`roofline.analysis.policy.plan_model` prices one training step's
-linear layers at the site's token count (:data:`SITE_TOKENS`) and expert parallelism
+linear layers at the site's token count (:data:`site_gen.config.SITE_TOKENS`) and expert parallelism
 (:func:`site_ep`), once in torchao's model and once in the calibrated one. The formulas
 of the largest dense GEMM and of the largest grouped (expert) GEMM, for the recipe the
 calibrated model picks for each (:func:`featured_gemms`), are printed here by
@@ -13,10 +13,8 @@ prints or writes; the pages are :mod:`site_gen.pages.models`.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from roofline.analysis.policy import BF16_NAME, GemmResult, ModelPlan, plan_model
 from roofline.calibration.params import CalibratedParameters
@@ -28,26 +26,18 @@ from roofline.publish import cite, site_paths
 from roofline.publish.latex import instantiated
 from roofline.recipes import Mode
 from roofline.specs import GpuSpec, SpecDatabase
-from site_gen.cache import BuildCache, digest, files_digest, gpu_digest, model_digest, tool_versions
-from site_gen.markup import formulas as markup_formulas
+from site_gen.cache import BuildCache, digest
+from site_gen.config import SITE_EP, SITE_TOKENS
+from site_gen.gather import cached, code_digest, gather_key, model_pair
 from site_gen.markup.formulas import Formula, instantiated_formula, symbolic_formulas
 
-#: Tokens per device and step (M = micro-batch x sequence length), e.g. a micro-batch of
-#: 2 sequences of 8,192 tokens: the size torchao's llama shapes use (M = 16,384).
-SITE_TOKENS = 16384
-#: Expert parallelism per bundled MoE preset: experts spread over one 8-GPU node (NVLink
-#: domain) for the models whose expert weights do not fit one device (DeepSeek-V3 671B,
-#: Qwen3-235B-A22B, gpt-oss-120b); the smaller MoE models (Llama 4 Scout's 16 experts,
-#: Qwen3-30B-A3B) keep every expert on each device. Any other preset (and a dense one)
-#: runs with ep = 1.
-SITE_EP: dict[str, int] = {"deepseek-v3": 8, "qwen3-235b-a22b": 8, "gpt-oss-120b": 8}
 #: The pages' mode: a training step (forward and backward).
 MODE = Mode.TRAINING
 
 
 def site_ep(preset: ModelPreset) -> int:
-    """The expert parallelism the site prices ``preset`` at (:data:`SITE_EP`, else 1);
-    1 when the named one does not divide the preset's experts."""
+    """The expert parallelism the site prices ``preset`` at (:data:`site_gen.config.SITE_EP`,
+    else 1); 1 when the named one does not divide the preset's experts."""
     ep = SITE_EP.get(preset.name, 1)
     experts = [b.experts for b in preset.blocks if b.experts is not None]
     return ep if experts and all(e % ep == 0 for e in experts) else 1
@@ -144,25 +134,21 @@ def _featured(plan: ModelPlan, gemm: GemmResult) -> FeaturedGemm:
     return FeaturedGemm(gemm.instance.key, recipe, grouped, structured, (*totals[1:], totals[0]))
 
 
-@functools.cache
-def _code_digest() -> str:
-    """This module and the formula records it stores."""
-    here = Path(__file__).parent
-    return files_digest([Path(__file__), Path(markup_formulas.__file__)], here.parent)
-
-
 def _run_key(preset: ModelPreset, gpu: GpuSpec, ep: int, calibration_key: str) -> str:
-    return digest("model-run", model_digest(), _code_digest(), digest(dataclasses.asdict(preset)),
-                  gpu_digest(gpu), calibration_key, SITE_TOKENS, ep, cite.site_url(),
-                  tool_versions())  # fmt: skip
+    # This module and the formula records it stores.
+    return gather_key("model-run", code_digest("gather/models.py", "markup/formulas.py"), gpu,
+                      calibration_key, digest(dataclasses.asdict(preset)), SITE_TOKENS, ep,
+                      cite.site_url())  # fmt: skip
 
 
 def _run(preset: ModelPreset, gpu: GpuSpec, specs: SpecDatabase, ep: int,
          calibration: CalibratedParameters) -> ModelRun:  # fmt: skip
-    plans = [plan_model(preset, gpu, SITE_TOKENS, ep=ep, specs=specs, calibration=c)
-             for c in (None, calibration)]  # fmt: skip
-    featured = tuple(_featured(plans[1], g) for g in featured_gemms(plans[1]))
-    return ModelRun(preset, gpu, SITE_TOKENS, ep, plans[0], plans[1], featured)
+    torchao, calibrated = model_pair(
+        lambda c: plan_model(preset, gpu, SITE_TOKENS, ep=ep, specs=specs, calibration=c),
+        calibration,
+    )  # fmt: skip
+    featured = tuple(_featured(calibrated, g) for g in featured_gemms(calibrated))
+    return ModelRun(preset, gpu, SITE_TOKENS, ep, torchao, calibrated, featured)
 
 
 def check_model_gpus(models: ModelDatabase, specs: SpecDatabase) -> None:
@@ -192,9 +178,9 @@ def gather_models(
         ep = site_ep(preset)
         for gpu in specs.values():
             key = _run_key(preset, gpu, ep, calibration_keys.get(gpu.name, ""))
-            run = cache.get("model-runs", key)
-            if run is None:
-                run = _run(preset, gpu, specs, ep, calibrations[gpu.name])
-                cache.put("model-runs", key, run)
-            runs[(preset.name, gpu.name)] = run
+            runs[(preset.name, gpu.name)] = cached(
+                cache, "model-runs", key,
+                lambda preset=preset, gpu=gpu, ep=ep: _run(preset, gpu, specs, ep,
+                                                           calibrations[gpu.name]),
+            )  # fmt: skip
     return ModelAtlas(tuple(database), tuple(specs.values()), runs)

@@ -26,30 +26,16 @@ quantity_lhs = cite.quantity_lhs
 
 
 @dataclass(frozen=True)
-class Formula:
-    """One displayed formula: its anchor id, a caption, the LHS symbol and sympy's LaTeX.
-
-    ``url`` is its permalink (see :mod:`roofline.publish.cite`); ``cite`` the snippet the page's
-    "Cite" button copies and ``roofline latex --cite`` prints.
+class Formula(cite.Citable):
+    """One displayed formula: a :class:`roofline.publish.cite.Citable` (anchor id, caption,
+    LHS symbol, sympy's LaTeX, permalink ``url``, ``citation_id``) and the snippet its
+    page's "Cite" button copies (``roofline latex --cite`` prints the same).
     """
-
-    anchor: str
-    caption: str
-    lhs: str
-    latex: str
-    url: str = ""
-
-    @property
-    def citation_id(self) -> str:
-        """``<anchor>@<hash of the LaTeX>``."""
-        return cite.citation_id(self.anchor, self.lhs, self.latex)
 
     @property
     def cite(self) -> str:
         """The Markdown permalink plus ``$$`` block (empty without a permalink)."""
-        if not self.url:
-            return ""
-        return cite.cite_snippet(self.anchor, self.caption, self.lhs, self.latex, self.url)
+        return self.snippet if self.url else ""
 
 
 def _symbolic(anchor: str, caption: str, lhs: str, latex: str) -> Formula:

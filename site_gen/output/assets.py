@@ -24,33 +24,18 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 from pathlib import Path
 
-KATEX_VERSION = "0.16.22"
-#: ``dist.integrity`` of katex@0.16.22 on registry.npmjs.org: base64 of the tarball's sha512.
-KATEX_INTEGRITY = (
-    "sha512-XCHRdUw4lf3SKBaJe4EvgqIuWwkPSo9XoeO8GjQW94Bp7TWv9hNhzZjZ+OH9yf1UmLygb7DIT5GSFQiyt16zYg=="
-)  # fmt: skip
+from site_gen.cache import cache_dir, warn
+from site_gen.config import KATEX_INTEGRITY, KATEX_VERSION
 
 KATEX_FILES = ("katex.min.js", "katex.min.css")
 
 
 class AssetError(RuntimeError):
     """The math assets could not be obtained."""
-
-
-def cache_dir() -> Path:
-    """Where downloaded packages are kept between builds."""
-    root = os.environ.get("ROOFLINE_ATLAS_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "roofline-atlas"
-
-
-def warn(message: str) -> None:
-    """Print one ``[build]`` warning line on stderr."""
-    print(f"[build] {message}", file=sys.stderr, flush=True)
 
 
 # -- staging folders named after their owner's pid ------------------------------------

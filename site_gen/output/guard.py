@@ -8,12 +8,15 @@
   itself. Symlinks are resolved first.
 * **One build per root** (:func:`build_lock`): ``fcntl.flock`` on
   ``<root>/.roofline-build.lock``; a second build fails fast, naming the first one's pid.
+* **An installed tool's build root** (:func:`work_root`): a folder of the build cache, so
+  nothing is written into site-packages.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 from collections.abc import Iterator
 from importlib import metadata
@@ -162,3 +165,19 @@ def build_lock(root: Path) -> Iterator[int]:
             os.ftruncate(fd, 0)
     finally:
         os.close(fd)  # releases the lock
+
+
+def work_root(site_dir: Path, cache: BuildCache) -> Path:
+    """The build root of an installed tool for ``site_dir``: a folder of the build cache
+    (``~/.cache/roofline-atlas/build/roots/<digest of the site path>``, or under
+    ``$ROOFLINE_ATLAS_BUILD_CACHE``) holding the packaged mkdocs.yml and docs/, the lock
+    and ``docs/generated``, so nothing is written into site-packages and two site folders
+    build side by side."""
+    site = str(Path(site_dir).expanduser().resolve())
+    root = cache.root / "roots" / hashlib.sha256(site.encode()).hexdigest()[:16]
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise BuildError(f"cannot create the build's work folder {root}: {exc.strerror}"
+                         ) from exc  # fmt: skip
+    return root

@@ -91,7 +91,7 @@ class Calibrated:
 def calibration(site: SiteInput) -> Calibrated:
     """What the Calibrated model section says from data: sets per role, stored values,
     which GPUs have measured matmul throughput and how many rely on fallbacks."""
-    measurements = site.atlas.inputs.published()
+    measurements = site.atlas.published()
     roles = [
         RoleSets(role.value, vr.ROLE_TEXT[role], sum(len(s.points) for s in sets),
                  [safe.link(s.id, f"{VALIDATION}#{s.id}") for s in sets])
@@ -152,7 +152,7 @@ class Nvfp4Training:
 
 def grouped_section(site: SiteInput) -> Grouped:
     """What the Grouped GEMMs section says from data."""
-    measurements = site.atlas.inputs.published()
+    measurements = site.atlas.published()
     measured, assumed, first, beta = [], "", None, []
     for gpu in site.atlas.gpus:
         values = site.atlas.calibration(gpu.name).values
@@ -178,7 +178,7 @@ def grouped_section(site: SiteInput) -> Grouped:
 
 def nvfp4_section(site: SiteInput) -> Nvfp4Training:
     """What the NVFP4 training section says from data."""
-    sets = [s for s in site.atlas.inputs.published().sets
+    sets = [s for s in site.atlas.published().sets
             if s.recipe == NVFP4 and s.mode is Mode.TRAINING]  # fmt: skip
     gpu = next((g for g in site.atlas.gpus if any(s.gpu == g.name for s in sets)),
                site.atlas.gpus[0])  # fmt: skip

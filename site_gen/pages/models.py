@@ -18,7 +18,7 @@ from roofline.presets.hf import SUPPORTED_TYPES
 from roofline.publish import site_paths
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import GpuSpec
-from site_gen.charts.draw.models import time_chart
+from site_gen.charts.models import time_chart
 from site_gen.context import GEN, SUPPORT_BADGE, gpu_page, recipe_result_page, rel
 from site_gen.gather.models import SITE_EP, ModelAtlas, ModelRun
 from site_gen.pages.base import PageOutput, SiteInput, page

@@ -1,11 +1,11 @@
 """The Validation page: every published measurement set beside torchao's model and the
 calibrated model, held-out and fitted sets marked, and the calibration parameters.
 
-Numbers come from :func:`roofline.analysis.validation.validate` over the bundled measurements and
-calibration; rows from :mod:`site_gen.pages.rows.validation`, charts from
-:mod:`site_gen.charts.draw.validation`. The measurements name the GPUs they were taken on; a
-site built from a spec file without them validates against the bundled spec database and
-says so.
+Numbers come from :mod:`site_gen.gather.validation` (the sets, their
+:func:`roofline.analysis.validation.validate` report and the stored error bands, gathered
+before any page); rows from :mod:`site_gen.pages.rows.validation`, chart jobs from
+:mod:`site_gen.charts.validation`. A site built from a spec file without the measured GPUs
+validates against the bundled spec database and says so.
 """
 
 from __future__ import annotations
@@ -18,28 +18,21 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from roofline import units
-from roofline.analysis.crossval import SIZE_BUCKETS, support
-from roofline.analysis.error_bands import ErrorBands, load_error_bands
+from roofline.analysis.crossval import SIZE_BUCKETS, Support
+from roofline.analysis.error_bands import ErrorBands
 from roofline.analysis.validation import (
     GOALS,
     LARGE_GEMM_MKN,
     SetResult,
     ValidationReport,
     mean_abs_error,
-    validate,
     worst_error,
 )
 from roofline.calibration.data import CalibrationData
-from roofline.measurements import (
-    MeasurementDatabase,
-    MeasurementError,
-    MeasurementSet,
-    SetRole,
-    TimedRegion,
-    load_measurements,
-)
-from roofline.specs import SpecDatabase, load_specs
-from site_gen.charts.draw.validation import (
+from roofline.measurements import MeasurementSet, SetRole, TimedRegion
+from roofline.specs import SpecDatabase
+from site_gen.charts.jobs import PlotJob
+from site_gen.charts.validation import (
     SIZE_WIDTH_PX,
     WIDTH_PX,
     cv_size_chart,
@@ -49,9 +42,9 @@ from site_gen.charts.draw.validation import (
     x_axis,
 )
 from site_gen.context import GEN, Cell, Table, gpu_page, recipe_page, rel, set_links
+from site_gen.gather.validation import ValidationData
 from site_gen.markup import safe
 from site_gen.pages.base import PageOutput, SiteInput, page
-from site_gen.pages.render import PlotJob
 from site_gen.pages.rows import validation as vr
 
 PAGE = f"{GEN}/validation.md"
@@ -62,18 +55,6 @@ HEADINGS: dict[SetRole, str] = {
     SetRole.FIT: "Fitted on",
     SetRole.CONTEXT: "Context: shown, not scored",
 }
-
-
-def measurements_for(specs: SpecDatabase) -> tuple[MeasurementDatabase, SpecDatabase]:
-    """The bundled measurements and the spec database to predict them with: the site's,
-    or the bundled one when the site's lacks a GPU a set was measured on."""
-    try:
-        return load_measurements(specs=specs), specs
-    except MeasurementError as exc:
-        if not all(p.field == "gpu" for p in exc.problems):
-            raise  # the measurement file itself is broken: a bug, not this site's
-    bundled = load_specs()
-    return load_measurements(specs=bundled), bundled
 
 
 @dataclass(frozen=True)
@@ -213,13 +194,13 @@ def _parameters(site: SiteInput) -> dict[str, Table]:
     }
 
 
-def _weak_table(calibration: CalibrationData, measurements: MeasurementDatabase) -> Table:
+def _weak_table(supports: tuple[Support, ...]) -> Table:
     """The stored parameters too few points or shapes pin
     (:func:`roofline.analysis.crossval.support`)."""
     header = ("GPU", "parameter", "points", "distinct shapes")
     rows = [
         (s.gpu or "all GPUs", safe.code(s.key), str(s.points), str(s.shapes))
-        for s in support(calibration, measurements)
+        for s in supports
         if s.weak
     ]
     return Table(header, rows, ("---", "---", "--:", "--:"), name="weakly-determined")
@@ -288,19 +269,13 @@ def _size_chart(bands: ErrorBands) -> PlotJob | None:
 
 def render(site: SiteInput) -> PageOutput:
     """The Validation page, its tables' exports and one chart per set."""
-    inputs = site.atlas.inputs
-    if inputs.measurements is not None and inputs.measurement_specs is not None:
-        return render_with(site, inputs.measurements, inputs.measurement_specs)
-    measurements, specs = measurements_for(site.atlas.specs)
-    return render_with(site, measurements, specs)
+    return render_with(site, site.atlas.validated())
 
 
-def render_with(site: SiteInput, measurements: MeasurementDatabase, specs: SpecDatabase
-                ) -> PageOutput:  # fmt: skip
-    """The page for ``measurements`` predicted with ``specs`` (the site's, or the bundled
-    database when the site's lacks the measured GPUs)."""
-    calibration = site.atlas.inputs.calibration
-    report = validate(measurements, specs, calibration)
+def render_with(site: SiteInput, data: ValidationData) -> PageOutput:
+    """The page for ``data``: its sets predicted with ``data.specs`` (the site's, or the
+    bundled database when the site's lacks the measured GPUs)."""
+    calibration, report, specs, bands = data.calibration, data.report, data.specs, data.bands
     views = {r.set.id: _set_view(r, site.atlas.specs) for r in report.sets}
     groups = [
         (role, HEADINGS[role], [views[r.set.id] for r in vr.of_role(report, role)])
@@ -308,8 +283,7 @@ def render_with(site: SiteInput, measurements: MeasurementDatabase, specs: SpecD
     ]
     summary = {"overall": vr.overall_table(report), "regions": vr.region_table(report),
                "sets": vr.sets_table(report.sets)}  # fmt: skip
-    parameters = {**_parameters(site), "weak": _weak_table(calibration, measurements)}
-    bands = load_error_bands()
+    parameters = {**_parameters(site), "weak": _weak_table(data.support)}
     cv = _cv_tables(bands)
     own_cv = _own_cv_table(calibration)
     tables = [*cv.values(), *([own_cv] if own_cv.rows else []), *summary.values(),

@@ -27,7 +27,7 @@ from roofline.measurements import MeasuredQuantity, SetRole, TimedRegion
 from roofline.recipes import FORMATS
 from roofline.specs import GpuSpec
 from roofline.symbols import CALIBRATION_SYMBOLS, HardwareSymbol
-from site_gen.charts.draw.validation import point_name, shape_text
+from site_gen.charts.validation import point_name, shape_text
 from site_gen.context import Table, gpu_page, rel
 from site_gen.markup import safe
 

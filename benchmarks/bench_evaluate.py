@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 
 from roofline import build_model, evaluate, load_specs
-from roofline.model.formulas import Quantity
+from roofline.model.terms import Quantity
 from roofline.symbols import HARDWARE_SYMBOLS, K, M, N
 
 CASES = [("NVIDIA H100", "training", "tensorwise"), ("NVIDIA B200", "training", "mxfp8_cublas"),

@@ -45,7 +45,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from roofline.model.formulas import MODEL_VERSION
+from roofline.model.build import MODEL_VERSION
 from roofline.specs import GpuSpec
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent

@@ -42,16 +42,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("roofline.publish",),
     ("roofline.cli",),
     ("roofline",),  # the package's public API re-exports everything above
-    # the build, in pipeline order
-    ("site_gen.config", "site_gen.cache", "site_gen.inputs", "site_gen.context"),
-    ("site_gen.markup",),
-    ("site_gen.gather",),
-    ("site_gen.charts.jobs", "site_gen.keys"),
-    ("site_gen.pages",),
-    ("site_gen.charts",),
-    ("site_gen.output",),
+    # the build, in pipeline order: its base (parameters, caches, the escaping boundary)
+    ("site_gen.markup.safe", "site_gen.config", "site_gen.cache"),
+    ("site_gen.inputs", "site_gen.context"),
+    ("site_gen.markup",),  # values as page text: formulas, the calculator
+    ("site_gen.gather",),  # stage 1
+    ("site_gen.markup.exports",),  # the gathered tables as CSV and JSON
+    ("site_gen.charts", "site_gen.keys"),  # what each chart plots (jobs), and cache keys
+    ("site_gen.pages",),  # stage 2
+    ("site_gen.output",),  # stage 4, the only writer
+    ("site_gen.charts.draw",),  # every matplotlib call: the workers' alone
     ("site_gen.pool",),
-    ("site_gen.build", "site_gen"),
+    ("site_gen.stages", "site_gen.build", "site_gen"),  # the stage sequence
 )
 
 #: Function-level project imports that are the design, not a dodge: ``(importer, imported)``

@@ -44,7 +44,8 @@ from roofline.measurements.rules import (
     TEXT_LIMITS,
     TOP_KEYS,
 )
-from roofline.model.formulas import LOWP_SIDE, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import LOWP_SIDE
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.specs import SpecDatabase, load_specs
 from roofline.specs.text import describe, escape_controls, is_finite

@@ -5,7 +5,6 @@ protocol, the GEMM traffic rule, the term list); :mod:`~roofline.model.torchao` 
 :mod:`~roofline.model.calibrated` each time those terms their own way;
 :mod:`~roofline.model.build` picks one (:func:`~roofline.model.build.build_model`) and sets
 ``MODEL_VERSION``; :mod:`~roofline.model.compiled` compiles a model to numpy functions.
-:mod:`~roofline.model.grouped` adds the grouped (MoE) shapes,
-:mod:`~roofline.model.torchao_compat` torchao's function names, and
-:mod:`~roofline.model.formulas` re-exports the older import paths.
+:mod:`~roofline.model.grouped` adds the grouped (MoE) shapes and
+:mod:`~roofline.model.torchao_compat` torchao's function names.
 """

@@ -23,13 +23,8 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from roofline.model.formulas import (
-    MODEL_VERSION,
-    QUANTITY_LATEX,
-    QUANTITY_SYMBOLS,
-    Quantity,
-    build_model,
-)
+from roofline.model.build import MODEL_VERSION, build_model
+from roofline.model.terms import QUANTITY_LATEX, QUANTITY_SYMBOLS, Quantity
 from roofline.publish import latex as latex_printer
 from roofline.publish import site_paths
 from roofline.publish.slugs import slug  # re-exported: site_gen.config and tests import cite.slug

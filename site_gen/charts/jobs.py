@@ -18,7 +18,9 @@ import numpy as np
 import sympy
 
 from roofline.capability import Support
-from roofline.model.formulas import Quantity, build_model, gemm_time
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity
+from roofline.model.torchao import gemm_time
 from roofline.recipes import FORMATS, Mode, Recipe
 from roofline.shapes import LLAMA_M, llama
 from roofline.specs import GpuSpec

@@ -21,7 +21,8 @@ from roofline.calibration.params import CalibratedParameters
 from roofline.capability import Capability, Support, classify
 from roofline.errors import ShapeError
 from roofline.evaluate import compile_model, evaluate_terms
-from roofline.model.formulas import Quantity, Term, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity, Term
 from roofline.presets import LinearKind, load_models
 from roofline.publish.latex import instantiated
 from roofline.recipes import RECIPE_LIST, Mode, Recipe

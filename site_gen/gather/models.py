@@ -20,7 +20,8 @@ from roofline.analysis.policy import BF16_NAME, GemmResult, ModelPlan, plan_mode
 from roofline.calibration.params import CalibratedParameters
 from roofline.datafiles.core import model_gpus_problem
 from roofline.errors import RooflineError
-from roofline.model.formulas import Quantity, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity
 from roofline.presets import ModelDatabase, ModelPreset, load_models
 from roofline.publish import cite, site_paths
 from roofline.publish.latex import instantiated

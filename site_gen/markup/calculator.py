@@ -42,7 +42,7 @@ from roofline.calibration.params import CalibratedParameters
 from roofline.capability import classify
 from roofline.errors import RooflineError, ShapeError, unknown
 from roofline.evaluate import as_shape_array, calibration_of, check_divisibility
-from roofline.model.formulas import MODEL_VERSION
+from roofline.model.build import MODEL_VERSION
 from roofline.presets import ModelDatabase, load_models
 from roofline.publish.jscode import calculator_script
 from roofline.recipes import RECIPE_LIST, Mode, Recipe, get_recipe

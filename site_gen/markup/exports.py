@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from roofline.evaluate import columns_for
-from roofline.model.formulas import MODEL_VERSION
+from roofline.model.build import MODEL_VERSION
 from roofline.specs import GpuSpec, json_schema
 from site_gen import config
 from site_gen.context import Table, rel

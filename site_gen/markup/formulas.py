@@ -7,13 +7,9 @@ from dataclasses import dataclass
 import sympy
 
 from roofline.capability import Support, classify
-from roofline.model.formulas import (
-    Quantity,
-    bf16_activation_time,
-    build_model,
-    cast_kernel_time,
-    gemm_time,
-)
+from roofline.model.build import build_model
+from roofline.model.terms import Quantity
+from roofline.model.torchao import bf16_activation_time, cast_kernel_time, gemm_time
 from roofline.publish import cite
 from roofline.publish.latex import symbolic
 from roofline.recipes import BF16, FP8, FP8_BLOCK, RECIPE_LIST, Mode, Role, get_recipe

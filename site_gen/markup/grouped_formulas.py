@@ -1,7 +1,7 @@
 """The grouped (MoE) model's and NVFP4 training's formulas for the Equations and
 Methodology pages, printed by sympy from the terms the evaluator compiles.
 
-Each formula is one term of a built model (:func:`roofline.model.formulas.build_model`) of a
+Each formula is one term of a built model (:func:`roofline.model.build.build_model`) of a
 representative recipe, found by its stable key, so the printed LaTeX is the evaluated
 expression. Anchors are names (``f-grouped-<name>``, ``f-nvfp4-training-<name>``) and
 permalinks point at the Equations page, which lists every one of them.
@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from roofline.model.formulas import Term, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Term
 from roofline.publish import cite
 from roofline.publish.latex import symbolic
 from roofline.recipes import Mode

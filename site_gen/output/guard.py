@@ -24,7 +24,7 @@ from pathlib import Path
 
 import roofline
 from roofline.errors import RooflineError
-from roofline.model.formulas import MODEL_VERSION
+from roofline.model.build import MODEL_VERSION
 from site_gen.cache import BuildCache
 from site_gen.output.assets import cache_dir
 

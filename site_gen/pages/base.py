@@ -17,7 +17,7 @@ import jinja2
 from markupsafe import Markup
 
 from roofline.analysis.history import SpecHistory
-from roofline.model.formulas import MODEL_VERSION
+from roofline.model.build import MODEL_VERSION
 from site_gen import config
 from site_gen.charts.jobs import PlotJob, chart_facts
 from site_gen.context import Table

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from roofline.model.formulas import Term, build_model
+from roofline.model.build import build_model
+from roofline.model.terms import Term
 from roofline.publish import cite
 from roofline.publish.latex import symbolic
 from roofline.recipes import CastKernel, CastKind, Mode, get_recipe

@@ -14,7 +14,7 @@ import functools
 from typing import Any
 
 from roofline.calibration.params import Basis
-from roofline.model.formulas import Term
+from roofline.model.terms import Term
 from roofline.publish import cite, site_paths
 from roofline.publish.latex import symbolic
 from roofline.recipes import Mode, Recipe

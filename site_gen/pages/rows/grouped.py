@@ -17,8 +17,9 @@ import numpy as np
 
 from roofline import units
 from roofline.calibration.params import CalibratedParameters
-from roofline.model.formulas import Quantity, build_model
+from roofline.model.build import build_model
 from roofline.model.grouped import Layout, gemm_shape, rearrange_kernels
+from roofline.model.terms import Quantity
 from roofline.publish.latex import symbolic
 from roofline.publish.slugs import slug
 from roofline.recipes import Gemm, Mode, Recipe

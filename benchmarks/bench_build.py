@@ -43,8 +43,15 @@ SNIPPET = (
     "cache=BuildCache(root=Path(sys.argv[4]))); "
     "print('TIMINGS', json.dumps(t))"
 )
-GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid",
-       "-c", "commit.gpgsign=false"]  # fmt: skip
+GIT = [
+    "git",
+    "-c",
+    "user.name=bench",
+    "-c",
+    "user.email=bench@example.invalid",
+    "-c",
+    "commit.gpgsign=false",
+]
 
 
 def make_root(tmp: Path) -> Path:
@@ -91,9 +98,12 @@ def one_build(specs: Path, site: Path, root: Path, cache: Path) -> dict[str, flo
     began = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", SNIPPET, str(specs), str(site), str(root), str(cache)],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
+    )
     wall = time.perf_counter() - began
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout + proc.stderr)
@@ -114,8 +124,9 @@ def report(runs: dict[str, dict[str, float]]) -> bool:
     stages = list(dict.fromkeys(s for r in runs.values() for s in r if s not in summary))
     print(f"\n{'stage':<10}" + "".join(f"{n:>17}" for n in names))
     for stage in [*stages, *summary]:
-        row = "".join(f"{runs[n][stage]:16.2f}s" if stage in runs[n] else f"{'-':>17}"
-                      for n in names)  # fmt: skip
+        row = "".join(
+            f"{runs[n][stage]:16.2f}s" if stage in runs[n] else f"{'-':>17}" for n in names
+        )
         print(f"{stage:<10}{row}")
     cold = runs["cold"]
     ok = True
@@ -124,10 +135,12 @@ def report(runs: dict[str, dict[str, float]]) -> bool:
         cpu = runs[name]["cpu"] / cold["cpu"]
         passed = ratio <= target
         ok &= passed
-        print(f"{name:<16} {runs[name]['wall']:6.2f} s = {ratio:6.1%} of cold "
-              f"({cold['wall']:.2f} s; build() alone {inner:.1%}, CPU time {cpu:.1%}), "
-              f"target <= {target:.0%}: "
-              f"{'PASS' if passed else 'FAIL'}")  # fmt: skip
+        print(
+            f"{name:<16} {runs[name]['wall']:6.2f} s = {ratio:6.1%} of cold "
+            f"({cold['wall']:.2f} s; build() alone {inner:.1%}, CPU time {cpu:.1%}), "
+            f"target <= {target:.0%}: "
+            f"{'PASS' if passed else 'FAIL'}"
+        )
     return ok
 
 

@@ -19,8 +19,11 @@ from roofline import build_model, evaluate, load_specs
 from roofline.model.terms import Quantity
 from roofline.symbols import HARDWARE_SYMBOLS, K, M, N
 
-CASES = [("NVIDIA H100", "training", "tensorwise"), ("NVIDIA B200", "training", "mxfp8_cublas"),
-         ("NVIDIA B200", "inference", "nvfp4")]  # fmt: skip
+CASES = [
+    ("NVIDIA H100", "training", "tensorwise"),
+    ("NVIDIA B200", "training", "mxfp8_cublas"),
+    ("NVIDIA B200", "inference", "nvfp4"),
+]
 TARGET_RATIO = 1e5
 TARGET_SHAPES_PER_S = 1e6
 
@@ -36,8 +39,10 @@ def subs_seconds_per_shape(gpu_name: str, mode: str, recipe: str, shapes) -> flo
     hw = gpu.hardware_values()
     numbers = {h.symbol: hw[h.spec_key] for h in HARDWARE_SYMBOLS if h.spec_key in hw}
     model = build_model(mode, recipe)
-    exprs = [model.total(q).subs(numbers) for q in
-             (Quantity.BF16_GEMM, Quantity.LOWP_GEMM, Quantity.OVERHEAD)]  # fmt: skip
+    exprs = [
+        model.total(q).subs(numbers)
+        for q in (Quantity.BF16_GEMM, Quantity.LOWP_GEMM, Quantity.OVERHEAD)
+    ]
     start = time.perf_counter()
     for m, k, n in zip(*shapes, strict=True):
         point = {M: int(m), K: int(k), N: int(n)}

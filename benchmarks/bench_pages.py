@@ -27,8 +27,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update"]  # fmt: skip
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
 PAGE = "equations/"
 
 #: Records in window.__raTypeset the time all math is typeset (ms since navigation start).
@@ -62,8 +68,11 @@ def build_site(folder: Path, baseline: str | None) -> Path:
     if baseline:
         # REV's hand-written docs and mkdocs.yml instead of the current ones (same generator).
         shutil.rmtree(root / "docs")
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", baseline, "docs",
-                                  "mkdocs.yml"], capture_output=True, check=True)  # fmt: skip
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", baseline, "docs", "mkdocs.yml"],
+            capture_output=True,
+            check=True,
+        )
         subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
     site, _ = build_small_site(folder)
     return site
@@ -101,8 +110,10 @@ def measure(site: Path, runs: int) -> dict[str, list[float]]:
 def report(label: str, samples: dict[str, list[float]]) -> None:
     """One line per measure: median, min and max over the runs."""
     for name, values in samples.items():
-        print(f"{label[-24:]:<24} {name:<22} median {statistics.median(values):8.0f} ms   "
-              f"min {min(values):8.0f}   max {max(values):8.0f}")  # fmt: skip
+        print(
+            f"{label[-24:]:<24} {name:<22} median {statistics.median(values):8.0f} ms   "
+            f"min {min(values):8.0f}   max {max(values):8.0f}"
+        )
 
 
 def main() -> int:

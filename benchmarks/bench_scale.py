@@ -97,16 +97,19 @@ def report(runs: dict[str, dict[str, float]]) -> bool:
         a, b = small.get(key), large.get(key)
         unit = "" if key in ("gpus", "pages") else (" B" if key in fixed else " s")
         fmt = "{:>16,.0f}" if key in fixed else "{:>16.2f}"
-        cells = "".join((fmt.format(v) + unit).rjust(18) if v is not None else f"{'-':>18}"
-                        for v in (a, b))  # fmt: skip
+        cells = "".join(
+            (fmt.format(v) + unit).rjust(18) if v is not None else f"{'-':>18}" for v in (a, b)
+        )
         ratio = f"{b / a:>9.2f}x" if a and b is not None else f"{'-':>10}"
         print(f"{key:<14}{cells}{ratio}")
     ok = True
     for key, label in (("bytes", "site bytes"), ("wall", "cold-build time")):
         ratio = large[key] / small[key]
         ok &= ratio <= TARGET
-        print(f"{label}: {ratio:.2f}x for {large['gpus'] / small['gpus']:.0f}x the GPUs, "
-              f"target <= {TARGET}x: {'PASS' if ratio <= TARGET else 'FAIL'}")  # fmt: skip
+        print(
+            f"{label}: {ratio:.2f}x for {large['gpus'] / small['gpus']:.0f}x the GPUs, "
+            f"target <= {TARGET}x: {'PASS' if ratio <= TARGET else 'FAIL'}"
+        )
     return ok
 
 
@@ -115,8 +118,10 @@ def main() -> int:
     text = BUNDLED.read_text("utf-8")
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as name:
         tmp = Path(name)
-        runs = {"bundled": measure(tmp, "bundled", text),
-                "doubled": measure(tmp, "doubled", doubled_database(text))}  # fmt: skip
+        runs = {
+            "bundled": measure(tmp, "bundled", text),
+            "doubled": measure(tmp, "doubled", doubled_database(text)),
+        }
     print(f"\n(cold builds, {os.cpu_count()} CPUs)")
     return 0 if report(runs) else 1
 

@@ -27,9 +27,7 @@ TEAM_TITLE = "Team pages"
 def on_config(config: Any, **_: Any) -> Any:
     """Replace the GPUs and Recipes placeholders with the generated sections."""
     if not NAV_FILE.is_file():
-        raise SystemExit(
-            f"{NAV_FILE} is missing: run `roofline build` once to generate the pages"
-        )
+        raise SystemExit(f"{NAV_FILE} is missing: run `roofline build` once to generate the pages")
     generated = json.loads(NAV_FILE.read_text("utf-8"))
     nav = []
     for entry in config["nav"]:

@@ -106,8 +106,12 @@ def _grouped(gpu: GpuSpec, recipe: Recipe, dense: Capability) -> Capability:
         gap = f"on {platform.label}, {recipe.grouped_gap}"
     if not gap:
         software = f"{dense.software}; its grouped GEMMs run on {stack.library}"
-        return Capability(dense.support, f"{dense.reason}; grouped GEMMs run on {stack.library}",
-                          dense.hardware, software)  # fmt: skip
+        return Capability(
+            dense.support,
+            f"{dense.reason}; grouped GEMMs run on {stack.library}",
+            dense.hardware,
+            software,
+        )
     reason = (
         f"{gpu.name} runs recipe {recipe.name}'s dense GEMMs, but no grouped GEMM kernel: "
         f"{gap}; the grouped estimate is hypothetical (what it would do if one did)"

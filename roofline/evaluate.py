@@ -306,11 +306,13 @@ def evaluate_columns(
         spec, mode, recipe, M, K, N, fusion, calibration, groups
     )
     totals = compiled.totals(times)
-    out = Columns({
-        "fwd_M": m.astype(np.int64),
-        "fwd_K": k.astype(np.int64),
-        "fwd_N": n.astype(np.int64),
-    })
+    out = Columns(
+        {
+            "fwd_M": m.astype(np.int64),
+            "fwd_K": k.astype(np.int64),
+            "fwd_N": n.astype(np.int64),
+        }
+    )
     for column in columns_for(mode)[3:]:
         if column in COLUMN_SUMS:
             first, *rest = COLUMN_SUMS[column]

@@ -60,10 +60,22 @@ if TYPE_CHECKING:
     from site_gen.markup.formulas import Formula
 
 __all__ = [
-    "MARKER", "PLACEHOLDER_SVG", "BuildError", "Staging", "build", "build_lock", "build_site",
-    "check_site_dir", "generate_docs", "make_staging", "marker_text", "remove_stale_staging",
-    "run_mkdocs", "swap_into_place", "write_generated",
-]  # fmt: skip
+    "MARKER",
+    "PLACEHOLDER_SVG",
+    "BuildError",
+    "Staging",
+    "build",
+    "build_lock",
+    "build_site",
+    "check_site_dir",
+    "generate_docs",
+    "make_staging",
+    "marker_text",
+    "remove_stale_staging",
+    "run_mkdocs",
+    "swap_into_place",
+    "write_generated",
+]
 
 #: Stands in for a chart still being drawn while mkdocs runs; replaced before the swap.
 PLACEHOLDER_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>' + "\n"
@@ -80,9 +92,15 @@ def generate_docs(
     return render_pages(atlas, instantiated)
 
 
-def build_site(specs_path: str | None, site_dir: Path, serve: bool, use_cache: bool = True,
-               max_gpus: int = MAX_GPUS, docs_dir: Path | None = None,
-               data: DataPaths | None = None) -> None:  # fmt: skip
+def build_site(
+    specs_path: str | None,
+    site_dir: Path,
+    serve: bool,
+    use_cache: bool = True,
+    max_gpus: int = MAX_GPUS,
+    docs_dir: Path | None = None,
+    data: DataPaths | None = None,
+) -> None:
     """``roofline build``: the site from ``specs_path`` (None: bundled) into ``site_dir``;
     ``max_gpus``: the spec file's GPU limit (``--max-gpus``); ``docs_dir``: a team's own
     pages, published under "Team pages"; ``data``: another calibration file and extra
@@ -94,8 +112,16 @@ def build_site(specs_path: str | None, site_dir: Path, serve: bool, use_cache: b
         root, sync = config.REPO_ROOT, None
     else:
         root, sync = work_root(site_dir, cache), config.SITE_FILES
-    build(specs_path, Path(site_dir), root, cache, max_gpus, extra_docs=docs_dir,
-          sync_from=sync, data=data)  # fmt: skip
+    build(
+        specs_path,
+        Path(site_dir),
+        root,
+        cache,
+        max_gpus,
+        extra_docs=docs_dir,
+        sync_from=sync,
+        data=data,
+    )
     if serve:
         serve_site(Path(site_dir))
 
@@ -120,8 +146,13 @@ def _start_charts(workers, jobs: list[PlotJob], cache: BuildCache):
     return charts, missing, pending, chart_keys
 
 
-def _finish_charts(pending, missing: list[PlotJob], chart_keys: dict[str, str],
-                   cache: BuildCache, folders: list[Path]) -> int:  # fmt: skip
+def _finish_charts(
+    pending,
+    missing: list[PlotJob],
+    chart_keys: dict[str, str],
+    cache: BuildCache,
+    folders: list[Path],
+) -> int:
     """Wait for the drawn charts, store them, put them in place of their placeholders."""
     drawn = dict(item for batch in pending.get() for item in batch)
     for job in missing:
@@ -137,8 +168,14 @@ def _finish_charts(pending, missing: list[PlotJob], chart_keys: dict[str, str],
 
 def _history_key(specs_path: str | None) -> str:
     where = str(Path(specs_path).resolve()) if specs_path else ""
-    return digest("history", where, keys.git_state(specs_path), model_digest(),
-                  keys.package_digest("roofline"), keys.code_digest("pool.py"))  # fmt: skip
+    return digest(
+        "history",
+        where,
+        keys.git_state(specs_path),
+        model_digest(),
+        keys.package_digest("roofline"),
+        keys.code_digest("pool.py"),
+    )
 
 
 def _unchanged(key: str, site_dir: Path, root: Path, cache: BuildCache) -> bool:
@@ -197,17 +234,32 @@ def build(
             sync_site_files(sync_from, root)
         remove_stale_staging(root, site_dir)
         with timer.stage("inputs", "digest of every input; the last build's output verified"):
-            key = (keys.input_key(specs_path, root, marker_text(), extra_docs, data.files())
-                   if cache.enabled else "")  # fmt: skip
+            key = (
+                keys.input_key(specs_path, root, marker_text(), extra_docs, data.files())
+                if cache.enabled
+                else ""
+            )
             unchanged = bool(key) and _unchanged(key, site_dir, root, cache)
         if unchanged:
-            print(f"[build] inputs unchanged and {site_dir} verified: nothing to rebuild",
-                  flush=True)  # fmt: skip
+            print(
+                f"[build] inputs unchanged and {site_dir} verified: nothing to rebuild", flush=True
+            )
         else:
             staging = make_staging(root, site_dir, extra_docs)
             try:
-                _build_staged(specs_path, site_dir, root, cache, staging, timer, lock_fd, key,
-                              max_gpus, extra_docs, data)  # fmt: skip
+                _build_staged(
+                    specs_path,
+                    site_dir,
+                    root,
+                    cache,
+                    staging,
+                    timer,
+                    lock_fd,
+                    key,
+                    max_gpus,
+                    extra_docs,
+                    data,
+                )
             finally:
                 staging.remove()
     timer.timings["total"] = timer.total()
@@ -223,15 +275,25 @@ def _team_docs(extra_docs: Path | None) -> Path | None:
     folder = Path(extra_docs).expanduser().resolve()
     if not folder.is_dir():
         what = "nothing there" if not folder.exists() else "not a folder"
-        raise BuildError(f"--docs-dir {extra_docs}: expected a folder of Markdown pages, "
-                         f"received {what}")  # fmt: skip
+        raise BuildError(
+            f"--docs-dir {extra_docs}: expected a folder of Markdown pages, received {what}"
+        )
     return folder
 
 
-def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: BuildCache,
-                  staging: Staging, timer: StageTimer, lock_fd: int, key: str,
-                  max_gpus: int = MAX_GPUS, extra_docs: Path | None = None,
-                  data: DataPaths | None = None) -> None:  # fmt: skip
+def _build_staged(
+    specs_path: str | None,
+    site_dir: Path,
+    root: Path,
+    cache: BuildCache,
+    staging: Staging,
+    timer: StageTimer,
+    lock_fd: int,
+    key: str,
+    max_gpus: int = MAX_GPUS,
+    extra_docs: Path | None = None,
+    data: DataPaths | None = None,
+) -> None:
     """The stages of :func:`build`, writing only into ``staging`` until the final swap."""
     data = data if data is not None else DataPaths()
     with timer.stage("specs", specs_path or "bundled database"):
@@ -241,34 +303,48 @@ def _build_staged(specs_path: str | None, site_dir: Path, root: Path, cache: Bui
     context = multiprocessing.get_context("fork")
     # Workers close their inherited copy of the lock, so a worker outliving a killed
     # build cannot keep the root locked.
-    with context.Pool(config.WORKERS, initializer=pool.close_inherited, initargs=(lock_fd,)
-                      ) as workers:  # fmt: skip
-        pages, jobs = _gather_and_render(specs_path, specs, site_dir, cache, workers, timer,
-                                         inputs)  # fmt: skip
-        with timer.stage("plots", f"{len(jobs)} SVG charts: cached ones now, the rest on "
-                         f"{config.WORKERS} workers while mkdocs runs"), \
-                failing_as("plots", site_dir):  # fmt: skip
+    with context.Pool(
+        config.WORKERS, initializer=pool.close_inherited, initargs=(lock_fd,)
+    ) as workers:
+        pages, jobs = _gather_and_render(specs_path, specs, site_dir, cache, workers, timer, inputs)
+        with (
+            timer.stage(
+                "plots",
+                f"{len(jobs)} SVG charts: cached ones now, the rest on "
+                f"{config.WORKERS} workers while mkdocs runs",
+            ),
+            failing_as("plots", site_dir),
+        ):
             charts, missing, pending, chart_keys = _start_charts(workers, jobs, cache)
             placeholders = {path: PLACEHOLDER_SVG for job in missing for path in job.paths}
         previous = root / "docs" / config.GENERATED_DIRNAME
-        with timer.stage("write", f"{len(pages)} pages and files, {len(charts)} charts, KaTeX "
-                         "(unchanged ones linked)"), failing_as("write", site_dir):  # fmt: skip
+        with (
+            timer.stage(
+                "write",
+                f"{len(pages)} pages and files, {len(charts)} charts, KaTeX "
+                "(unchanged ones linked)",
+            ),
+            failing_as("write", site_dir),
+        ):
             write_generated(pages, {**charts, **placeholders}, staging.docs, previous)
-        with timer.stage("mkdocs", f"build --strict -> {site_dir}"), \
-                failing_as("mkdocs", site_dir):  # fmt: skip
+        with timer.stage("mkdocs", f"build --strict -> {site_dir}"), failing_as("mkdocs", site_dir):
             staging.site.mkdir()
             run_mkdocs(staging.site, staging.root / "mkdocs.yml", cache)
-        with timer.stage("charts", f"waiting for {len(missing)} drawings"), \
-                failing_as("plots", site_dir):  # fmt: skip
+        with (
+            timer.stage("charts", f"waiting for {len(missing)} drawings"),
+            failing_as("plots", site_dir),
+        ):
             _finish_charts(pending, missing, chart_keys, cache, [staging.docs, staging.site])
     with timer.stage("swap", f"into {site_dir}"), failing_as("swap", site_dir):
         (staging.site / MARKER).write_text(marker_text(), "utf-8")
         outputs = _outputs(staging) if cache.enabled else None
         swap_into_place(staging, site_dir, root / "docs")
     # Recorded only when no input changed while the build ran.
-    if outputs is not None and key and (
-            keys.input_key(specs_path, root, marker_text(), extra_docs, data.files()) == key
-    ):  # fmt: skip
+    if (
+        outputs is not None
+        and key
+        and (keys.input_key(specs_path, root, marker_text(), extra_docs, data.files()) == key)
+    ):
         cache.put("outputs", key, outputs)
         cache.prune("outputs", keep=config.KEPT_OUTPUTS, protect={key})
 
@@ -279,10 +355,15 @@ def _outputs(staging: Staging) -> dict[str, Any] | None:
     return None if site is None or generated is None else {"site": site, "generated": generated}
 
 
-def _gather_and_render(specs_path: str | None, specs: SpecDatabase, site_dir: Path,
-                       cache: BuildCache, workers, timer: StageTimer,
-                       inputs: ModelInputs | None = None
-                       ) -> tuple[dict[str, str], list[PlotJob]]:  # fmt: skip
+def _gather_and_render(
+    specs_path: str | None,
+    specs: SpecDatabase,
+    site_dir: Path,
+    cache: BuildCache,
+    workers,
+    timer: StageTimer,
+    inputs: ModelInputs | None = None,
+) -> tuple[dict[str, str], list[PlotJob]]:
     """Evaluations, formulas (pool), history (pool) and the rendered pages."""
     instantiated = {g.name: cache.get("latex", keys.latex_key(g)) for g in specs.values()}
     missing = [g for g in specs.values() if instantiated[g.name] is None]
@@ -292,16 +373,22 @@ def _gather_and_render(specs_path: str | None, specs: SpecDatabase, site_dir: Pa
     history_job = (
         None if history is not None else workers.apply_async(pool.history_for, (specs_path,))
     )
-    with timer.stage("gather", f"{len(specs)} GPUs x modes x recipes x fusion"), \
-            failing_as("gather", site_dir):  # fmt: skip
+    with (
+        timer.stage("gather", f"{len(specs)} GPUs x modes x recipes x fusion"),
+        failing_as("gather", site_dir),
+    ):
         atlas = gather(specs, cache, inputs)
-    with timer.stage("latex", f"instantiated formulas of {len(missing)} GPUs (pool)"), \
-            failing_as("latex", site_dir):  # fmt: skip
+    with (
+        timer.stage("latex", f"instantiated formulas of {len(missing)} GPUs (pool)"),
+        failing_as("latex", site_dir),
+    ):
         for name, formulas in latex_jobs.get():
             instantiated[name] = formulas
             cache.put("latex", keys.latex_key(specs[name]), formulas)
-    with timer.stage("history", "spec and model changes from git (pool)"), \
-            failing_as("history", site_dir):  # fmt: skip
+    with (
+        timer.stage("history", "spec and model changes from git (pool)"),
+        failing_as("history", site_dir),
+    ):
         if history_job is not None:
             history = history_job.get()
             cache.put("history", history_key, history)

@@ -87,9 +87,14 @@ def source_digest(package: str, skip: tuple[str, ...] = ()) -> str:
     """Digest of a package's sources, templates and data (roofline's formulas, say),
     without the top-level folders named in ``skip``."""
     folder = PACKAGE_ROOT / package
-    files = [p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts
-             and not p.name.startswith(".") and p.relative_to(folder).parts[0] not in skip
-             ]  # fmt: skip
+    files = [
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and "__pycache__" not in p.parts
+        and not p.name.startswith(".")
+        and p.relative_to(folder).parts[0] not in skip
+    ]
     return files_digest(files, folder)
 
 
@@ -140,8 +145,13 @@ class DamagedEntry(Exception):
 
 
 def _header(kind: str, key: str, payload: bytes) -> bytes:
-    fields = {"format": FORMAT, "kind": kind, "key": key, "size": len(payload),
-              "sha256": hashlib.sha256(payload).hexdigest()}  # fmt: skip
+    fields = {
+        "format": FORMAT,
+        "kind": kind,
+        "key": key,
+        "size": len(payload),
+        "sha256": hashlib.sha256(payload).hexdigest(),
+    }
     return f"{MAGIC} {json.dumps(fields, sort_keys=True)}\n".encode()
 
 
@@ -160,8 +170,9 @@ def _verified_payload(data: bytes, kind: str, key: str) -> bytes:
         raise DamagedEntry("stored under another key")
     payload = data[len(line) + 1 :]
     if len(payload) != size:
-        raise DamagedEntry(f"truncated: {len(payload)} of {size} bytes"
-                           if len(payload) < size else "size mismatch")  # fmt: skip
+        raise DamagedEntry(
+            f"truncated: {len(payload)} of {size} bytes" if len(payload) < size else "size mismatch"
+        )
     if hashlib.sha256(payload).hexdigest() != sha:
         raise DamagedEntry("checksum mismatch")
     return payload

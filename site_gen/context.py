@@ -98,6 +98,9 @@ class Table:
         lines += [row(r) for r in self.rows]
         if self.exports:
             csv_link, json_link = self.exports
-            lines += ["", f'<small class="ra-export">Download: {safe.link("CSV", csv_link)} · '
-                      f"{safe.link('JSON', json_link)}</small>"]  # fmt: skip
+            lines += [
+                "",
+                f'<small class="ra-export">Download: {safe.link("CSV", csv_link)} · '
+                f"{safe.link('JSON', json_link)}</small>",
+            ]
         return safe.Md("\n".join(lines), "")

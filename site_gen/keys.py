@@ -150,10 +150,11 @@ def git_state(specs_path: str | None) -> str:
     if exe is None:
         return "no git"
     proc = subprocess.run(
-        [exe, "-C", str(folder), "rev-parse", "--show-toplevel", "HEAD",
-         "--is-shallow-repository"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        [exe, "-C", str(folder), "rev-parse", "--show-toplevel", "HEAD", "--is-shallow-repository"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     return f"{proc.returncode}\n{proc.stdout}{proc.stderr}"
 
 
@@ -223,8 +224,13 @@ def latex_key(gpu: GpuSpec) -> str:
 
 def chart_cache_key(job: PlotJob) -> str:
     """Key of one chart's SVG: its inputs and the drawing code."""
-    code = code_digest("charts/draw/plots.py", "charts/draw/style.py", "pool.py",
-                       "charts/draw/validation.py", "charts/draw/models.py")  # fmt: skip
+    code = code_digest(
+        "charts/draw/plots.py",
+        "charts/draw/style.py",
+        "pool.py",
+        "charts/draw/validation.py",
+        "charts/draw/models.py",
+    )
     return digest("chart", chart_key(job.kind, job.kwargs), code, tool_versions())
 
 

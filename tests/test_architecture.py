@@ -195,20 +195,26 @@ def layer_of(name: str) -> int:
 
 
 def lazy_problems(imports: list[Import]) -> list[str]:
-    return _unique([
-        f"{imp.importer} (line {imp.line}) imports {imp.imported} inside a function"
-        for imp in imports
-        if imp.lazy
-        and not any(_within(imp.importer, a) and _within(imp.imported, b) for a, b in LAZY_ALLOWED)
-    ])
+    return _unique(
+        [
+            f"{imp.importer} (line {imp.line}) imports {imp.imported} inside a function"
+            for imp in imports
+            if imp.lazy
+            and not any(
+                _within(imp.importer, a) and _within(imp.imported, b) for a, b in LAZY_ALLOWED
+            )
+        ]
+    )
 
 
 def upward_problems(imports: list[Import]) -> list[str]:
-    return _unique([
-        f"{imp.importer} (line {imp.line}) imports {imp.imported}, a later layer"
-        for imp in imports
-        if not imp.lazy and layer_of(imp.imported) > layer_of(imp.importer)
-    ])
+    return _unique(
+        [
+            f"{imp.importer} (line {imp.line}) imports {imp.imported}, a later layer"
+            for imp in imports
+            if not imp.lazy and layer_of(imp.imported) > layer_of(imp.importer)
+        ]
+    )
 
 
 def _unique(problems: list[str]) -> list[str]:
@@ -284,46 +290,58 @@ def _plant(root: Path, files: dict[str, str]) -> Path:
 
 
 def test_a_planted_circle_is_named(tmp_path: Path) -> None:
-    root = _plant(tmp_path, {
-        "roofline/model/a.py": "from roofline.analysis import b\n",
-        "roofline/analysis/b.py": "from roofline.model.a import thing\n",
-    })  # fmt: skip
+    root = _plant(
+        tmp_path,
+        {
+            "roofline/model/a.py": "from roofline.analysis import b\n",
+            "roofline/analysis/b.py": "from roofline.model.a import thing\n",
+        },
+    )
     found = cycles(import_graph(root))
     assert found == [["roofline.analysis.b", "roofline.model.a"]]
     assert _cycle_text(found[0]) == "import cycle: roofline.analysis.b <-> roofline.model.a"
 
 
 def test_a_circle_through_a_package_init_is_seen(tmp_path: Path) -> None:
-    root = _plant(tmp_path, {
-        "site_gen/gather/__init__.py": "from site_gen.gather.dense import run\n",
-        "site_gen/gather/dense.py": "import site_gen.gather\n",
-    })  # fmt: skip
+    root = _plant(
+        tmp_path,
+        {
+            "site_gen/gather/__init__.py": "from site_gen.gather.dense import run\n",
+            "site_gen/gather/dense.py": "import site_gen.gather\n",
+        },
+    )
     assert cycles(import_graph(root)) == [["site_gen.gather", "site_gen.gather.dense"]]
 
 
 def test_a_planted_function_level_import_is_named(tmp_path: Path) -> None:
-    root = _plant(tmp_path, {
-        "roofline/evaluate.py": """\
+    root = _plant(
+        tmp_path,
+        {
+            "roofline/evaluate.py": """\
             def run():
                 from roofline.model import calibrated  # dodges a circle
                 import matplotlib  # a heavy third-party package: allowed
             """,
-        "roofline/model/calibrated.py": "",
-        "roofline/cli/commands.py": "def build():\n    from site_gen import build\n",
-        "site_gen/build.py": "",
-    })  # fmt: skip
+            "roofline/model/calibrated.py": "",
+            "roofline/cli/commands.py": "def build():\n    from site_gen import build\n",
+            "site_gen/build.py": "",
+        },
+    )
     assert lazy_problems(import_graph(root)) == [
         "roofline.evaluate (line 2) imports roofline.model.calibrated inside a function"
     ]
 
 
 def test_a_planted_upward_import_is_named(tmp_path: Path) -> None:
-    root = _plant(tmp_path, {
-        "site_gen/gather/dense.py": "from site_gen.pages.gpu import render\n",
-        "site_gen/pages/gpu.py": "from site_gen.gather.dense import Run\n",
-        "roofline/model/terms.py": "from roofline.analysis.guidance import best\n",
-        "roofline/analysis/guidance.py": "",
-    })  # fmt: skip
+    root = _plant(
+        tmp_path,
+        {
+            "site_gen/gather/dense.py": "from site_gen.pages.gpu import render\n",
+            "site_gen/pages/gpu.py": "from site_gen.gather.dense import Run\n",
+            "roofline/model/terms.py": "from roofline.analysis.guidance import best\n",
+            "roofline/analysis/guidance.py": "",
+        },
+    )
     assert sorted(upward_problems(import_graph(root))) == [
         "roofline.model.terms (line 1) imports roofline.analysis.guidance, a later layer",
         "site_gen.gather.dense (line 1) imports site_gen.pages.gpu, a later layer",
@@ -331,13 +349,16 @@ def test_a_planted_upward_import_is_named(tmp_path: Path) -> None:
 
 
 def test_type_checking_imports_are_not_edges(tmp_path: Path) -> None:
-    root = _plant(tmp_path, {
-        "roofline/model/a.py": """\
+    root = _plant(
+        tmp_path,
+        {
+            "roofline/model/a.py": """\
             from typing import TYPE_CHECKING
             if TYPE_CHECKING:
                 from roofline.analysis.b import B
             """,
-        "roofline/analysis/b.py": "from roofline.model.a import A\n",
-    })  # fmt: skip
+            "roofline/analysis/b.py": "from roofline.model.a import A\n",
+        },
+    )
     imports = import_graph(root)
     assert cycles(imports) == [] and upward_problems(imports) == []

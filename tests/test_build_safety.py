@@ -83,8 +83,9 @@ def _refused(site: Path, layout: dict[str, Path], match: str) -> None:
     assert message.startswith("refusing --site-dir ")
     assert "choose an empty or new folder, " in message
     if "not a Roofline Atlas site" in message:  # the one case where deleting is advice
-        assert message.endswith(f"or delete {site.resolve()} yourself if it is a site you "
-                                "no longer need")  # fmt: skip
+        assert message.endswith(
+            f"or delete {site.resolve()} yourself if it is a site you no longer need"
+        )
     else:
         assert "delete" not in message
     assert _tree(layout["tmp"]) == before  # nothing written, nothing removed
@@ -213,8 +214,12 @@ def test_read_only_parent_is_one_line(layout) -> None:
     parent.chmod(0o555)
     try:
         with pytest.raises(BuildError, match="cannot write the site folder"):
-            build(str(SMALL_SPECS), parent / "site", root=layout["root"],
-                  cache=BuildCache(root=layout["cache"]))  # fmt: skip
+            build(
+                str(SMALL_SPECS),
+                parent / "site",
+                root=layout["root"],
+                cache=BuildCache(root=layout["cache"]),
+            )
     finally:
         parent.chmod(0o755)
 
@@ -225,30 +230,36 @@ def test_read_only_parent_is_one_line(layout) -> None:
 def test_a_held_lock_fails_a_second_build_fast(layout) -> None:
     root = layout["root"]
     holder = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import sys; sys.path.insert(0, {str(ROOT)!r})
             from pathlib import Path
             from site_gen.build import build_lock
             with build_lock(Path({str(root)!r})):
                 print("locked", flush=True)
                 sys.stdin.read()
-        """)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
         site = layout["tmp"] / "site"
         with pytest.raises(BuildError) as info:
             build(str(SMALL_SPECS), site, root=root, cache=BuildCache(root=layout["cache"]))
-        assert str(info.value) == (f"another roofline build is running in {root} "
-                                   f"(pid {holder.pid}); wait for it to finish")  # fmt: skip
+        assert str(info.value) == (
+            f"another roofline build is running in {root} (pid {holder.pid}); wait for it to finish"
+        )
         assert not site.exists()
         assert not [p for p in root.iterdir() if p.name.startswith(".roofline-build.tmp")]
     finally:
         holder.communicate("", timeout=30)
     # Released when the holder ended; a second holder in this process is refused too.
-    with build_lock(root), pytest.raises(BuildError, match=f"pid {os.getpid()}"), \
-            build_lock(root):  # fmt: skip
+    with build_lock(root), pytest.raises(BuildError, match=f"pid {os.getpid()}"), build_lock(root):
         pass
     with build_lock(root):  # and released again by the failed attempt's exit
         pass
@@ -356,8 +367,9 @@ def test_a_damaged_pickle_is_a_miss_with_one_warning(tmp_path, capfd, case: str)
     assert cache.get("charts", KEY) is None
     assert not path.exists()  # removed, so the recomputed value is stored afresh
     lines = _warnings(capfd.readouterr().err)
-    assert lines == [f"[build] cache: discarded damaged entry charts/{KEY[:12]}... ({reason}); "
-                     "recomputing"]  # fmt: skip
+    assert lines == [
+        f"[build] cache: discarded damaged entry charts/{KEY[:12]}... ({reason}); recomputing"
+    ]
     assert (cache.hits["charts"], cache.misses["charts"]) == (0, 1)
     cache.put("charts", KEY, {"svg": "<svg/>", "speedup": 1.25})
     assert cache.get("charts", KEY) == {"svg": "<svg/>", "speedup": 1.25}
@@ -464,9 +476,15 @@ def _site_damage(site: Path) -> dict[str, object]:
         (site / "generated" / "new").mkdir()
         (site / "generated" / "new" / "x").write_text("")
 
-    return {"edited": edit, "truncated": truncate, "missing": remove, "extra": add,
-            "link": link, "link, same bytes": same_bytes_as_a_link,
-            "new file": empty_folder}  # fmt: skip
+    return {
+        "edited": edit,
+        "truncated": truncate,
+        "missing": remove,
+        "extra": add,
+        "link": link,
+        "link, same bytes": same_bytes_as_a_link,
+        "new file": empty_folder,
+    }
 
 
 @pytest.mark.parametrize(
@@ -491,8 +509,13 @@ def test_a_missing_or_linked_output_folder_does_not_match(tmp_path) -> None:
 
 def test_generated_paths_cannot_leave_the_generated_folder(tmp_path) -> None:
     docs = tmp_path / "docs"
-    for bad in ("generated/../x.md", "generated//x.md", "generated/./x.md", "other/x.md",
-                "generated/a/../../x.md"):  # fmt: skip
+    for bad in (
+        "generated/../x.md",
+        "generated//x.md",
+        "generated/./x.md",
+        "other/x.md",
+        "generated/a/../../x.md",
+    ):
         with pytest.raises(ValueError, match="generated path"):
             write.write_generated({bad: "x"}, {}, docs)
     assert not (tmp_path / "x.md").exists() and not (docs / "x.md").exists()
@@ -570,8 +593,7 @@ def test_a_fetched_tarball_that_does_not_verify_is_refused(katex_cache, monkeypa
 def test_stale_katex_fetch_folders_are_removed(katex_cache, monkeypatch) -> None:
     stale = katex_cache / f".katex.tmp-{_dead_pid()}-abcdefgh"
     stale.mkdir()
-    monkeypatch.setattr(assets, "npm_pack",
-                        lambda dest: Path(shutil.copy(REAL_KATEX, dest)))  # fmt: skip
+    monkeypatch.setattr(assets, "npm_pack", lambda dest: Path(shutil.copy(REAL_KATEX, dest)))
     assets.katex_tarball()
     assert not stale.exists()
 
@@ -607,8 +629,10 @@ def test_a_damaged_cache_gives_a_byte_identical_site(warm, tmp_path, capfd) -> N
     assert reference[MARKER].startswith(b"Roofline Atlas site")
     assert not _placeholders(warm["root"] / "docs" / "generated")
     root, cache = _warm_copy(warm, tmp_path)
-    entries = {kind: sorted((cache.entries / kind).glob("*.pkl"))
-               for kind in ("charts", "evaluations", "latex")}  # fmt: skip
+    entries = {
+        kind: sorted((cache.entries / kind).glob("*.pkl"))
+        for kind in ("charts", "evaluations", "latex")
+    }
     garbled = bytearray(entries["charts"][0].read_bytes())
     garbled[-3] ^= 0xFF
     entries["charts"][0].write_bytes(bytes(garbled))
@@ -641,7 +665,13 @@ def test_a_damaged_cache_gives_a_byte_identical_site(warm, tmp_path, capfd) -> N
     lines = _warnings(capfd.readouterr().err)
     assert len(lines) == 6, lines
     assert sorted(line.split("entry ")[1].split("/")[0] for line in lines) == [
-        "charts", "charts", "evaluations", "latex", "outputs", "pages"]  # fmt: skip
+        "charts",
+        "charts",
+        "evaluations",
+        "latex",
+        "outputs",
+        "pages",
+    ]
     assert cache.misses["outputs"] == 1 and cache.hits["charts"] > 0
     assert cache.misses["pages"] == 1 and cache.hits["pages"] > 0
     # The repaired cache: nothing to redo, the site verifies as it is, silently.
@@ -670,8 +700,12 @@ def test_a_new_site_url_reaches_cached_rebuilds(warm, tmp_path, monkeypatch) -> 
     assert cache.hits["charts"] > 0 and cache.misses["charts"] == 0
     assert cache.misses["pages"] > 0  # canonical links, Cite permalinks
     (tmp_path / "clean").mkdir()
-    build(str(SMALL_SPECS), tmp_path / "clean" / "site", root=make_root(tmp_path / "clean"),
-          cache=BuildCache(enabled=False))  # fmt: skip
+    build(
+        str(SMALL_SPECS),
+        tmp_path / "clean" / "site",
+        root=make_root(tmp_path / "clean"),
+        cache=BuildCache(enabled=False),
+    )
     cached, clean = _tree(tmp_path / "cached"), _tree(tmp_path / "clean" / "site")
     assert cached == clean
     page = cached["generated/gpus/test-h100/training-rowwise/index.html"].decode()
@@ -692,13 +726,16 @@ def test_a_killed_build_leaves_no_placeholders_and_is_cleaned_up(warm, tmp_path)
     site = tmp_path / "site"
     shutil.copytree(warm["site"], site)
     before_docs, before_site = _tree(root / "docs"), _tree(site)
-    script = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); from pathlib import Path; "
-              "from site_gen.build import build; from site_gen.cache import BuildCache; "
-              f"build({str(SMALL_SPECS)!r}, Path({str(site)!r}), root=Path({str(root)!r}), "
-              "cache=BuildCache(enabled=False))")  # fmt: skip
+    script = (
+        f"import sys; sys.path.insert(0, {str(ROOT)!r}); from pathlib import Path; "
+        "from site_gen.build import build; from site_gen.cache import BuildCache; "
+        f"build({str(SMALL_SPECS)!r}, Path({str(site)!r}), root=Path({str(root)!r}), "
+        "cache=BuildCache(enabled=False))"
+    )
     # Its orphaned pool workers complain on stderr as they find the pipe gone: not ours.
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith("[build] mkdocs   build"):

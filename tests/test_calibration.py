@@ -201,14 +201,16 @@ def test_grouped_rates_are_measured_on_b200_and_h100_and_assumed_elsewhere():
     for layout in ("2d3d", "2d2d"):
         key = f"grouped_efficiency.{layout}"
         # 2D-3D is also measured on GB200 (Marin's TE benchmark), 2D-2D only on the two
-        measured = ("NVIDIA B200", "NVIDIA H100 SXM") + (("NVIDIA GB200",) if layout == "2d3d"
-                                                          else ())  # fmt: skip
+        measured = ("NVIDIA B200", "NVIDIA H100 SXM") + (
+            ("NVIDIA GB200",) if layout == "2d3d" else ()
+        )
         values = [calibration_of(SPECS[name]).values[key] for name in measured]
         # measured, and never faster than the dense GEMM of the same format
         assert all(v.basis is Basis.MEASURED and 0 < v.value <= 1 for v in values)
         # elsewhere the family's measured GPUs (B300: B200 and, for 2D-3D, GB200) ...
-        blackwell = [v.value for name, v in zip(measured, values, strict=True)
-                     if name != "NVIDIA H100 SXM"]  # fmt: skip
+        blackwell = [
+            v.value for name, v in zip(measured, values, strict=True) if name != "NVIDIA H100 SXM"
+        ]
         b300 = calibration_of(SPECS["NVIDIA B300 SXM6 AC"]).values[key]
         assert b300.basis is Basis.ASSUMED and b300.level is Level.FAMILY
         assert b300.value == pytest.approx(sum(blackwell) / len(blackwell))
@@ -411,8 +413,10 @@ def test_a_cast_kind_no_gpu_measured_takes_its_nearest_measured_kind():
 
     specs, data = load_specs(), load_calibration()
     sr, sr_latency = "cast_efficiency.hadamard_cast_sr", "hadamard_cast_sr_fixed_latency_s"
-    gpus = {g: {k: e for k, e in v.items() if k not in (sr, "cast_efficiency.fp4_tile")}
-            for g, v in data.gpus.items()}  # fmt: skip
+    gpus = {
+        g: {k: e for k, e in v.items() if k not in (sr, "cast_efficiency.fp4_tile")}
+        for g, v in data.gpus.items()
+    }
     globals_ = {k: e for k, e in data.globals.items() if k != sr_latency}
     without = dataclasses.replace(data, gpus=gpus, globals=globals_)
     values = calibration_for(specs["NVIDIA GB200"], specs, without).values

@@ -139,8 +139,9 @@ def test_b200_runs_mx_natively_with_the_library_named(specs):
     assert emulated.hardware == "runs mxfp8 natively, but this recipe does not use it"
 
 
-@pytest.mark.parametrize(("recipe", "missing"), [("mxfp8_cublas", "cuBLAS"),
-                                                 ("mxfp4_cutlass", "CUTLASS")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("recipe", "missing"), [("mxfp8_cublas", "cuBLAS"), ("mxfp4_cutlass", "CUTLASS")]
+)
 def test_mi355x_has_the_format_but_rocm_lacks_the_kernel(specs, recipe, missing):
     cap = verdict(specs, "Cap MI355X", recipe)
     assert cap.support is Support.HYPOTHETICAL
@@ -307,8 +308,11 @@ def test_specs_list_shows_four_states_with_a_legend(capsys, tmp_path):
     out = capsys.readouterr().out
     for line in ("N = native", "e = emulated", "h = hypothetical", "- = impossible"):
         assert line in out
-    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()
-            if line.strip() and line.split()[0] in {r.name for r in RECIPE_LIST}}  # fmt: skip
+    rows = {
+        line.split()[0]: line.split()[1:]
+        for line in out.splitlines()
+        if line.strip() and line.split()[0] in {r.name for r in RECIPE_LIST}
+    }
     # Columns in file order: H100, B200, MI355X, A100, RTX 5090, unknown vendor, on ROCm.
     assert rows["mxfp8_cublas"] == ["h", "N", "h", "-", "N", "h", "h"]
     assert rows["mxfp8_emulated"] == ["e", "e", "e", "-", "e", "e", "e"]
@@ -335,8 +339,17 @@ def test_specs_show_lists_each_recipes_state_and_reason(capsys, tmp_path):
 
 
 def test_eval_notes_emulation_in_one_stderr_line(capsys, tmp_path):
-    argv = ["eval", "--gpu", "Cap H100", "--specs", _spec_file(tmp_path), "--recipe",
-            "mxfp8_emulated", "--shape", "1024,1024,1024"]  # fmt: skip
+    argv = [
+        "eval",
+        "--gpu",
+        "Cap H100",
+        "--specs",
+        _spec_file(tmp_path),
+        "--recipe",
+        "mxfp8_emulated",
+        "--shape",
+        "1024,1024,1024",
+    ]
     assert main(argv) == 0
     captured = capsys.readouterr()
     lines = [line for line in captured.err.splitlines() if line.strip()]

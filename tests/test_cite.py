@@ -31,8 +31,9 @@ print(json.dumps({x.anchor: x.citation_id for _, fs in equation_index() for x in
 
 
 def _ids(mode: str) -> dict[str, str]:
-    out = subprocess.run([sys.executable, "-c", _IDS, mode], cwd=ROOT, capture_output=True,
-                         text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", _IDS, mode], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout)
 
 
@@ -72,8 +73,23 @@ def test_cli_cite_prints_the_page_snippet(capsys: pytest.CaptureFixture[str]) ->
     from roofline.specs import load_specs
     from site_gen.build import generate_docs
 
-    assert main(["latex", "--mode", "inference", "--recipe", "rowwise", "--quantity",
-                 "bf16_overhead", "--fusion", "--symbolic", "--cite"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "latex",
+                "--mode",
+                "inference",
+                "--recipe",
+                "rowwise",
+                "--quantity",
+                "bf16_overhead",
+                "--fusion",
+                "--symbolic",
+                "--cite",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     expected = cite.symbolic_total(Mode.INFERENCE, "rowwise", Quantity.BF16_OVERHEAD, True)
     assert printed == expected.snippet
@@ -83,10 +99,14 @@ def test_cli_cite_prints_the_page_snippet(capsys: pytest.CaptureFixture[str]) ->
     assert html.escape(printed) in pages["generated/_snippets/equations.md.txt"]
     # Instantiated: the GPU x recipe page's Cite button.
     specs = str(ROOT / "tests/data/site_small_specs.toml")
-    assert main(["latex", "--gpu", "Test H100", "--specs", specs, "--recipe", "rowwise",
-                 "--cite"]) == 0  # fmt: skip
+    assert (
+        main(["latex", "--gpu", "Test H100", "--specs", specs, "--recipe", "rowwise", "--cite"])
+        == 0
+    )
     printed = capsys.readouterr().out
-    assert "generated/gpus/test-h100/training-rowwise/#f-test-h100-training-rowwise-speedup" in printed
+    assert (
+        "generated/gpus/test-h100/training-rowwise/#f-test-h100-training-rowwise-speedup" in printed
+    )
     assert html.escape(printed) in pages["generated/gpus/test-h100/training-rowwise.md"]
 
 

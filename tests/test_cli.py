@@ -27,15 +27,30 @@ def test_table_is_the_default(capsys):
     assert code == 0
     header, _rule, row = out.splitlines()
     assert header.split() == [
-        "fwd_M", "fwd_K", "fwd_N", "r_bf16_gemm_s", "r_fp8_gemm_s", "r_fp8_ovhd_s",
-        "r_fp8_gemm_and_ovhd_s", "r_fp8_gemm_and_ovhd_spdp",
-    ]  # fmt: skip
+        "fwd_M",
+        "fwd_K",
+        "fwd_N",
+        "r_bf16_gemm_s",
+        "r_fp8_gemm_s",
+        "r_fp8_ovhd_s",
+        "r_fp8_gemm_and_ovhd_s",
+        "r_fp8_gemm_and_ovhd_spdp",
+    ]
     assert row.split()[:3] == ["1024", "2048", "4096"]
 
 
 def test_csv_full_precision_matches_json(capsys):
-    args = ("eval", *GPU, "--mode", "inference", "--recipe", "tensorwise", "--fusion",
-            "--shape-gen", "llama")  # fmt: skip
+    args = (
+        "eval",
+        *GPU,
+        "--mode",
+        "inference",
+        "--recipe",
+        "tensorwise",
+        "--fusion",
+        "--shape-gen",
+        "llama",
+    )
     _, csv_out, _ = run(capsys, *args, "--format", "csv")
     _, json_out, _ = run(capsys, *args, "--format", "json")
     rows = list(csv.DictReader(io.StringIO(csv_out)))
@@ -47,11 +62,13 @@ def test_csv_full_precision_matches_json(capsys):
         assert int(row["fwd_M"]) == obj["fwd_M"] == 16384
 
 
-@pytest.mark.parametrize(("gen", "count"), [("llama", 4), ("pow2", 5), ("pow2_extended", 10),
-                                            ("sweep", 512)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("gen", "count"), [("llama", 4), ("pow2", 5), ("pow2_extended", 10), ("sweep", 512)]
+)
 def test_shape_generators(capsys, gen, count):
-    _, out, _ = run(capsys, "eval", *GPU, "--recipe", "tensorwise", "--shape-gen", gen,
-                    "--format", "json")  # fmt: skip
+    _, out, _ = run(
+        capsys, "eval", *GPU, "--recipe", "tensorwise", "--shape-gen", gen, "--format", "json"
+    )
     assert len(json.loads(out)) == count
 
 
@@ -59,8 +76,19 @@ def test_shapes_file_and_output_file(capsys, tmp_path):
     shapes = tmp_path / "shapes.csv"
     shapes.write_text("M,K,N,name\n4096,4096,4096,square\n8192,1024,2048,wide\n")
     target = tmp_path / "out" / "result.json"
-    code, out, _ = run(capsys, "eval", *GPU, "--recipe", "rowwise", "--shapes-file", str(shapes),
-                       "--format", "json", "-o", str(target))  # fmt: skip
+    code, out, _ = run(
+        capsys,
+        "eval",
+        *GPU,
+        "--recipe",
+        "rowwise",
+        "--shapes-file",
+        str(shapes),
+        "--format",
+        "json",
+        "-o",
+        str(target),
+    )
     assert code == 0 and out == ""
     rows = json.loads(target.read_text())
     assert [r["name"] for r in rows] == ["square", "wide"]
@@ -96,8 +124,18 @@ def test_bad_shapes_file_names_line_and_column(capsys, tmp_path):
 
 
 def test_bad_spec_file_lists_every_problem(capsys):
-    code, _, err = run(capsys, "eval", "--gpu", "A", "--recipe", "rowwise", "--shape", "1,1,1",
-                       "--specs", "tests/data/broken/many_problems.toml")  # fmt: skip
+    code, _, err = run(
+        capsys,
+        "eval",
+        "--gpu",
+        "A",
+        "--recipe",
+        "rowwise",
+        "--shape",
+        "1,1,1",
+        "--specs",
+        "tests/data/broken/many_problems.toml",
+    )
     assert code == 2 and err.count("many_problems.toml") == 6
 
 
@@ -107,13 +145,31 @@ def test_hypothetical_warns_on_stderr(capsys):
 
 
 def test_latex_symbolic_and_instantiated(capsys):
-    _, symbolic, _ = run(capsys, "latex", "--recipe", "rowwise", "--mode", "inference",
-                         "--quantity", "overhead", "--symbolic")  # fmt: skip
+    _, symbolic, _ = run(
+        capsys,
+        "latex",
+        "--recipe",
+        "rowwise",
+        "--mode",
+        "inference",
+        "--quantity",
+        "overhead",
+        "--symbolic",
+    )
     assert symbolic.strip() == (
         r"\max\left(t_{\mathrm{launch}}, \frac{3 K M + 4 M}{B_{\mathrm{mem}} \eta_{\mathrm{mem}}}\right)"
     )
-    _, numbers, _ = run(capsys, "latex", *GPU, "--recipe", "rowwise", "--mode", "inference",
-                        "--quantity", "overhead")  # fmt: skip
+    _, numbers, _ = run(
+        capsys,
+        "latex",
+        *GPU,
+        "--recipe",
+        "rowwise",
+        "--mode",
+        "inference",
+        "--quantity",
+        "overhead",
+    )
     assert r"2.4 \cdot 10^{12} \cdot 0.92" in numbers
 
 
@@ -169,9 +225,23 @@ def test_eval_with_reference_specs_equals_pinned_reference(capsys, tmp_path, ind
     shapes = tmp_path / "shapes.csv"
     shapes.write_text("M,K,N\n" + "".join(f"{m},{k},{n}\n" for m, k, n in case["shapes"]))
     fusion = ["--fusion"] if case["fusion"] else []
-    code, out, _ = run(capsys, "eval", "--gpu", case["gpu"], "--mode", case["mode"],
-                       "--recipe", case["recipe"], *fusion, "--specs", "tests/data/seed_specs.toml",
-                       "--shapes-file", str(shapes), "--format", "json")  # fmt: skip
+    code, out, _ = run(
+        capsys,
+        "eval",
+        "--gpu",
+        case["gpu"],
+        "--mode",
+        case["mode"],
+        "--recipe",
+        case["recipe"],
+        *fusion,
+        "--specs",
+        "tests/data/seed_specs.toml",
+        "--shapes-file",
+        str(shapes),
+        "--format",
+        "json",
+    )
     assert code == 0
     rows = json.loads(out)
     for column, expected in case["columns"].items():

@@ -145,8 +145,9 @@ def test_eval_with_another_calibration_file(capsys, tmp_path):
 def test_a_broken_calibration_file_exits_2(capsys, tmp_path, content, message):
     path = tmp_path / "broken.toml"
     path.write_bytes(content.encode("latin-1"))
-    code, out, err = run(capsys, "eval", *B200_MXFP8, *SHAPE_ARGS, "--calibrated",
-                         "--calibration", str(path))  # fmt: skip
+    code, out, err = run(
+        capsys, "eval", *B200_MXFP8, *SHAPE_ARGS, "--calibrated", "--calibration", str(path)
+    )
     assert code == 2 and out == "" and err.startswith("error: ") and str(path) in err
     assert message is None or message in err
 
@@ -160,8 +161,17 @@ def test_eval_calibrated_notes_assumed_parameters(capsys):
     # H100 SXM has no measured block-scaled GEMM efficiency: the blockwise model assumes one.
     specs = resolve_specs(None)
     params = calibration_of(specs["NVIDIA H100 SXM"])
-    code, _, err = run(capsys, "eval", "--gpu", "NVIDIA H100 SXM", "--recipe", "blockwise",
-                       "--shape", "4096,4096,4096", "--calibrated")  # fmt: skip
+    code, _, err = run(
+        capsys,
+        "eval",
+        "--gpu",
+        "NVIDIA H100 SXM",
+        "--recipe",
+        "blockwise",
+        "--shape",
+        "4096,4096,4096",
+        "--calibrated",
+    )
     assert code == 0
     if "gemm_efficiency.fp8_block" in params.assumed():
         assert "gemm_efficiency.fp8_block" in err and "assumed" in err
@@ -171,8 +181,16 @@ def test_eval_calibrated_notes_assumed_parameters(capsys):
 
 
 def test_latex_symbolic_calibrated_uses_the_calibration_symbols(capsys):
-    args = ("latex", "--recipe", "mxfp8_cublas", "--mode", "inference", "--quantity", "speedup",
-            "--symbolic")  # fmt: skip
+    args = (
+        "latex",
+        "--recipe",
+        "mxfp8_cublas",
+        "--mode",
+        "inference",
+        "--quantity",
+        "speedup",
+        "--symbolic",
+    )
     _, torchao, _ = run(capsys, *args)
     _, calibrated, _ = run(capsys, *args, "--calibrated")
     assert ETA_ROW.latex not in torchao
@@ -286,8 +304,9 @@ def one_set_file(tmp_path: Path, set_id: str, threshold: float) -> Path:
     """A measurement file holding the bundled set ``set_id`` with another threshold."""
     text = (DATA / "measurements.toml").read_text("utf-8")
     block = next(b for b in text.split("\n[[set]]\n")[1:] if f'\nid = "{set_id}"\n' in "\n" + b)
-    block, count = re.subn(r"^max_mean_error = .*$", f"max_mean_error = {threshold!r}", block,
-                           flags=re.M)  # fmt: skip
+    block, count = re.subn(
+        r"^max_mean_error = .*$", f"max_mean_error = {threshold!r}", block, flags=re.M
+    )
     assert count == 1
     path = tmp_path / "measurements.toml"
     path.write_text(f"schema_version = 1\n\n[[set]]\n{block}", "utf-8")
@@ -342,8 +361,9 @@ def test_validate_missing_measurement_file(capsys, tmp_path):
 
 def test_validate_selected_sets(capsys, bundled_report):
     ids = [r.set.id for r in bundled_report.sets[:2]]
-    code, out, _ = run(capsys, "validate", "--format", "json", "--set", ids[1], ids[0],
-                       "--set", ids[1])  # fmt: skip
+    code, out, _ = run(
+        capsys, "validate", "--format", "json", "--set", ids[1], ids[0], "--set", ids[1]
+    )
     assert [s["id"] for s in json.loads(out)["sets"]] == [ids[1], ids[0]]
     expected = 1 if any(not r.passed for r in bundled_report.sets[:2] if r.scored) else 0
     assert code == expected
@@ -383,8 +403,9 @@ def perturbed_calibration(tmp_path_factory):
 
 
 def test_calibrate_check_fails_on_a_perturbed_calibration(capsys, perturbed_calibration):
-    code, out, err = run(capsys, "calibrate", "--check", "--calibration",
-                         str(perturbed_calibration))  # fmt: skip
+    code, out, err = run(
+        capsys, "calibrate", "--check", "--calibration", str(perturbed_calibration)
+    )
     assert code == 1
     changed = [line for line in err.splitlines() if line.startswith("changed: ")]
     assert changed and all("tolerance 2.00%" in line for line in changed)
@@ -394,8 +415,15 @@ def test_calibrate_check_fails_on_a_perturbed_calibration(capsys, perturbed_cali
 
 
 def test_calibrate_check_passes_with_a_loose_tolerance(capsys, perturbed_calibration):
-    code, _, err = run(capsys, "calibrate", "--check", "--tolerance", "1e9", "--calibration",
-                       str(perturbed_calibration))  # fmt: skip
+    code, _, err = run(
+        capsys,
+        "calibrate",
+        "--check",
+        "--tolerance",
+        "1e9",
+        "--calibration",
+        str(perturbed_calibration),
+    )
     assert code == 0 and "changed:" not in err
 
 

@@ -31,12 +31,21 @@ def test_groups_match_the_python_api(capsys: pytest.CaptureFixture[str], calibra
     code, out, _ = run(capsys, *args, "--format", "json")
     assert code == 0
     (row,) = json.loads(out)
-    expected = evaluate("NVIDIA B200", "training", "mxfp8_cublas", 131072, 7168, 2048,
-                        calibrated=calibrated, groups=8)  # fmt: skip
+    expected = evaluate(
+        "NVIDIA B200",
+        "training",
+        "mxfp8_cublas",
+        131072,
+        7168,
+        2048,
+        calibrated=calibrated,
+        groups=8,
+    )
     for column, value in expected.items():
         assert row[column] == pytest.approx(float(value), rel=1e-15)
-    dense = evaluate("NVIDIA B200", "training", "mxfp8_cublas", 131072, 7168, 2048,
-                     calibrated=calibrated)  # fmt: skip
+    dense = evaluate(
+        "NVIDIA B200", "training", "mxfp8_cublas", 131072, 7168, 2048, calibrated=calibrated
+    )
     assert row["r_fp8_gemm_and_ovhd_spdp"] != pytest.approx(
         float(dense["r_fp8_gemm_and_ovhd_spdp"])
     )

@@ -79,7 +79,7 @@ def one_error(capsys, *argv: str) -> str:
         ("", "expected M,K,N"),
         ("\x1b[2J,1,1", "got '\\x1b[2J'"),
     ],
-)  # fmt: skip
+)
 def test_bad_dimensions_name_the_shape_and_the_column(capsys, shape, got):
     err = one_error(capsys, *EVAL, f"--shape={shape}")
     assert err.startswith(f"error: shape {printable(repr(shape))}: ") and got in err
@@ -107,9 +107,27 @@ def test_the_int32_limit_itself_is_evaluated(capsys):
 
 @pytest.mark.parametrize(
     "bad",
-    [2**31, 10**30, -(10**30), 2**63 - 1, np.uint64(2**64 - 1), [1, 2**40], float(2**31),
-     np.inf, -np.inf, np.nan, 0.5, True, None, "12", [[1, 2], [3]], 1 + 2j, [], np.int8(-1)],
-)  # fmt: skip
+    [
+        2**31,
+        10**30,
+        -(10**30),
+        2**63 - 1,
+        np.uint64(2**64 - 1),
+        [1, 2**40],
+        float(2**31),
+        np.inf,
+        -np.inf,
+        np.nan,
+        0.5,
+        True,
+        None,
+        "12",
+        [[1, 2], [3]],
+        1 + 2j,
+        [],
+        np.int8(-1),
+    ],
+)
 def test_evaluate_refuses_what_the_cli_refuses(bad):
     if isinstance(bad, list) and not bad:
         out = evaluate("NVIDIA H100", "training", "rowwise", 1024, bad, 1024)  # no shapes
@@ -156,7 +174,7 @@ def write(tmp_path: Path, content: bytes, name: str = "s.csv") -> str:
         (b"M,K,N\r\n1,2,3\r\n4,5,x\r\n", "line 3: column N"),
         (b"M,K,N\n1,2,3\n" + b"7" * (3 << 20) + b"\n", "line 3 is longer than 1048576 bytes"),
     ],
-)  # fmt: skip
+)
 def test_bad_shapes_files_give_one_line_naming_the_file(capsys, tmp_path, content, message):
     path = write(tmp_path, content)
     err = one_error(capsys, *EVAL, "--shapes-file", path)
@@ -166,8 +184,12 @@ def test_bad_shapes_files_give_one_line_naming_the_file(capsys, tmp_path, conten
 @pytest.mark.parametrize("kind", ["missing", "folder", "file as folder", "empty name"])
 def test_shapes_paths_that_are_not_files(capsys, tmp_path, kind):
     (tmp_path / "plain").write_text("M,K,N\n1,1,1\n")
-    path = {"missing": str(tmp_path / "nope.csv"), "folder": str(tmp_path), "empty name": "",
-            "file as folder": str(tmp_path / "plain" / "s.csv")}[kind]  # fmt: skip
+    path = {
+        "missing": str(tmp_path / "nope.csv"),
+        "folder": str(tmp_path),
+        "empty name": "",
+        "file as folder": str(tmp_path / "plain" / "s.csv"),
+    }[kind]
     err = one_error(capsys, *EVAL, "--shapes-file", path)
     assert err.startswith(f"error: cannot read shapes file {path!r}: ")
 
@@ -181,7 +203,7 @@ def test_a_spreadsheet_csv_with_bom_and_crlf_is_read(capsys, tmp_path):
 
 
 def test_formula_names_are_neutralised_in_csv_but_kept_in_json(capsys, tmp_path):
-    names = ["=cmd|' /C calc'!A0", "+1+1", "-2", "@SUM(A1)", "=HYPERLINK(\"http://x\")", "ok"]
+    names = ["=cmd|' /C calc'!A0", "+1+1", "-2", "@SUM(A1)", '=HYPERLINK("http://x")', "ok"]
     text = "M,K,N,name\n" + "".join(f'1,1,1,"{n.replace(chr(34), 2 * chr(34))}"\n' for n in names)
     path = write(tmp_path, text.encode())
     _, out, _ = run(capsys, *EVAL, "--shapes-file", path, "--format", "csv")
@@ -329,8 +351,9 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(capsys, tmp_path, m
 def test_a_bad_shape_after_the_first_chunk_writes_nothing_to_stdout(capsys, tmp_path, monkeypatch):
     monkeypatch.setattr(cli_rows, "CHUNK_ROWS", 2)
     path = write(tmp_path, b"M,K,N\n128,128,128\n128,128,128\n128,128,128\n128,100,128\n")
-    err = one_error(capsys, "eval", "--gpu", "NVIDIA H100", "--recipe", "blockwise",
-                    "--shapes-file", path)  # fmt: skip
+    err = one_error(
+        capsys, "eval", "--gpu", "NVIDIA H100", "--recipe", "blockwise", "--shapes-file", path
+    )
     assert "multiple of 128; got K=100" in err
 
 
@@ -354,8 +377,13 @@ def hostile_specs() -> SpecDatabase:
     """The bundled database plus a GPU whose text is hostile, built without the lint (which
     refuses such text): the printing boundary must hold on its own."""
     specs = load_specs()
-    gpu = dataclasses.replace(specs["NVIDIA H100"], name="H100" + HOSTILE, notes=HOSTILE,
-                              derivation=HOSTILE, device_prefixes=())  # fmt: skip
+    gpu = dataclasses.replace(
+        specs["NVIDIA H100"],
+        name="H100" + HOSTILE,
+        notes=HOSTILE,
+        derivation=HOSTILE,
+        device_prefixes=(),
+    )
     return SpecDatabase({**specs, gpu.name: gpu}, specs.origin)
 
 
@@ -440,8 +468,9 @@ def test_streams_are_restored_after_main(capsys):
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="worker processes need fork")
 @pytest.mark.parametrize("fmt", ["table", "csv", "json"])
 def test_parallel_formatting_gives_the_same_bytes(capsys, tmp_path, monkeypatch, fmt):
-    rows = "".join(f"{i % 97 + 1},{i % 13 + 1},{i + 1},{f'n{i}' if i % 9 else ''}\n"
-                   for i in range(500))  # fmt: skip
+    rows = "".join(
+        f"{i % 97 + 1},{i % 13 + 1},{i + 1},{f'n{i}' if i % 9 else ''}\n" for i in range(500)
+    )
     path = write(tmp_path, ("M,K,N,name\n" + rows).encode())
     argv = [*EVAL, "--shapes-file", path, "--format", fmt]
     monkeypatch.setattr(cli_rows, "CHUNK_ROWS", 37)
@@ -457,15 +486,22 @@ def test_parallel_formatting_gives_the_same_bytes(capsys, tmp_path, monkeypatch,
 
 
 def roofline(*argv: str, **kwargs) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "roofline.cli", *argv], cwd=ROOT,
-                          capture_output=True, text=True, **kwargs)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "roofline.cli", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        **kwargs,
+    )
 
 
 def test_a_real_process_prints_one_line_and_no_traceback(tmp_path):
     binary = write(tmp_path, b"\x00\x01\x02\x1b[2J\xff" * 100, "bin.csv")
-    for argv in ([*EVAL, "--shape", "1000000000000000000000000000000,1,1"],
-                 [*EVAL, "--shapes-file", binary],
-                 [*EVAL, "--shape", "1,1,1", "-o", str(tmp_path)]):  # fmt: skip
+    for argv in (
+        [*EVAL, "--shape", "1000000000000000000000000000000,1,1"],
+        [*EVAL, "--shapes-file", binary],
+        [*EVAL, "--shape", "1,1,1", "-o", str(tmp_path)],
+    ):
         proc = roofline(*argv)
         assert proc.returncode == 2 and proc.stdout == ""
         assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: ")
@@ -474,8 +510,12 @@ def test_a_real_process_prints_one_line_and_no_traceback(tmp_path):
 
 def test_a_closed_pipe_ends_quietly(tmp_path):
     path = write(tmp_path, ("M,K,N\n" + "1024,1024,1024\n" * 20_000).encode())
-    proc = subprocess.Popen([sys.executable, "-m", "roofline.cli", *EVAL, "--shapes-file", path],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "roofline.cli", *EVAL, "--shapes-file", path],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout.readline().split()[0] == b"fwd_M"
     proc.stdout.close()  # like `| head -1`
     stderr = proc.stderr.read().decode()

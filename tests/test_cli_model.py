@@ -24,8 +24,16 @@ from roofline.presets import load_models
 
 ROOT = Path(__file__).resolve().parent.parent
 ACCEPTANCE = ["model", "llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "16384"]
-LLAMA_GEMMS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj",
-               "lm_head"]  # fmt: skip
+LLAMA_GEMMS = [
+    "q_proj",
+    "k_proj",
+    "v_proj",
+    "o_proj",
+    "gate_proj",
+    "up_proj",
+    "down_proj",
+    "lm_head",
+]
 # C0 controls but tab and newline, DEL, C1: what may never reach a terminal.
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -72,8 +80,20 @@ def test_acceptance_command_prints_the_per_gemm_table_and_totals(capsys):
     assert all(len(line) <= LINE_WIDTH for line in lines), max(lines, key=len)
     plan = plan_model("llama3.1-70b", "NVIDIA B200", 16384)
     head = next(i for i, line in enumerate(lines) if line.startswith("GEMM "))
-    assert lines[head].split() == ["GEMM", "kind", "M", "K", "N", "G", "count", "bf16", "ms",
-                                   "best", "ms", "speedup"]  # fmt: skip
+    assert lines[head].split() == [
+        "GEMM",
+        "kind",
+        "M",
+        "K",
+        "N",
+        "G",
+        "count",
+        "bf16",
+        "ms",
+        "best",
+        "ms",
+        "speedup",
+    ]
     rows = [line.split() for line in lines[head + 1 :] if line.startswith("  ")][: len(LLAMA_GEMMS)]
     assert [row[0] for row in rows] == LLAMA_GEMMS
     for row, gemm in zip(rows, plan.gemms, strict=True):
@@ -98,8 +118,12 @@ def test_json_is_the_whole_plan(capsys):
     doc = model_json(capsys, *ACCEPTANCE)
     plan = plan_model("llama3.1-70b", "NVIDIA B200", 16384)
     assert (doc["format"], doc["version"], doc["gpu"], doc["tokens"], doc["ep"]) == (
-        "roofline-model", 1, "NVIDIA B200", 16384, 1
-    )  # fmt: skip
+        "roofline-model",
+        1,
+        "NVIDIA B200",
+        16384,
+        1,
+    )
     assert doc["model_kind"] == "torchao" and doc["assumed_parameters"] == []
     assert doc["candidates"]["recipes"] == list(plan.recipes)
     assert doc["model"]["sources"][0]["url"].startswith("https://")
@@ -119,8 +143,9 @@ def test_json_is_the_whole_plan(capsys):
 
 
 def test_csv_has_a_row_per_gemm_and_recipe_and_the_totals(capsys):
-    rows = model_csv(capsys, "model", "deepseek-v3", "--gpu", "NVIDIA B200", "--tokens",
-                     "16384", "--ep", "8")  # fmt: skip
+    rows = model_csv(
+        capsys, "model", "deepseek-v3", "--gpu", "NVIDIA B200", "--tokens", "16384", "--ep", "8"
+    )
     plan = plan_model("deepseek-v3", "NVIDIA B200", 16384, ep=8)
     names = [BF16_NAME, *plan.recipes]
     gemm_rows = [r for r in rows if r["row"] == "gemm"]
@@ -179,8 +204,7 @@ def test_calibrated_differs_and_notes_assumed_parameters(capsys):
 
 def test_another_calibration_file_changes_the_numbers(capsys, tmp_path):
     text = (ROOT / "roofline" / "data" / "calibration.toml").read_text("utf-8")
-    scaled = re.sub(r"^value = (\S+)", lambda m: f"value = {float(m[1]) * 0.6!r}", text,
-                    flags=re.M)  # fmt: skip
+    scaled = re.sub(r"^value = (\S+)", lambda m: f"value = {float(m[1]) * 0.6!r}", text, flags=re.M)
     path = tmp_path / "calibration.toml"
     path.write_text(scaled, "utf-8")
     bundled = model_json(capsys, *ACCEPTANCE, "--calibrated")
@@ -245,16 +269,26 @@ def test_include_hypothetical_lets_grouped_estimates_compete(capsys):
 @pytest.mark.parametrize("fmt", ["table", "csv", "json"])
 def test_every_preset_in_every_format(capsys, fmt):
     for preset in load_models():
-        code, out, _ = run(capsys, "model", preset.name, "--gpu", "NVIDIA B200", "--tokens",
-                           "4096", "--format", fmt)  # fmt: skip
+        code, out, _ = run(
+            capsys,
+            "model",
+            preset.name,
+            "--gpu",
+            "NVIDIA B200",
+            "--tokens",
+            "4096",
+            "--format",
+            fmt,
+        )
         assert code == 0 and (preset.name in out or fmt == "csv")
         if fmt == "table":
             assert all(len(line) <= LINE_WIDTH for line in out.splitlines()), preset.name
 
 
 def test_a_variant_gpu_name_warns_once(capsys):
-    code, out, err = run(capsys, "model", "llama3.1-8b", "--gpu", "NVIDIA B200 Foo",
-                         "--tokens", "1024")  # fmt: skip
+    code, out, err = run(
+        capsys, "model", "llama3.1-8b", "--gpu", "NVIDIA B200 Foo", "--tokens", "1024"
+    )
     assert code == 0 and "on NVIDIA B200," in out
     assert len([line for line in err.splitlines() if line.startswith("warning: ")]) == 1
 
@@ -289,22 +323,34 @@ def test_models_lists_every_preset_with_its_sources(capsys):
         (["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "1e4"], "received '1e4'"),
         (["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "3000000000"], "tokens"),
         (["llama3.1-70b", "--gpu", "NVIDIA B200"], "--tokens M is required"),
-        (["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "16", "--ep", "2"],
-         "expert parallelism applies to MoE models"),
-        (["deepseek-v3", "--gpu", "NVIDIA B200", "--tokens", "16", "--ep", "3"],
-         "expected a divisor of the 256 experts"),
+        (
+            ["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "16", "--ep", "2"],
+            "expert parallelism applies to MoE models",
+        ),
+        (
+            ["deepseek-v3", "--gpu", "NVIDIA B200", "--tokens", "16", "--ep", "3"],
+            "expected a divisor of the 256 experts",
+        ),
         (["deepseek-v3", "--gpu", "NVIDIA B200", "--tokens", "16", "--ep", "x"], "ep: expected"),
         (["--gpu", "NVIDIA B200", "--tokens", "16"], "give a model preset name"),
-        (["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "16", "--recipes", "rowwse"],
-         "Did you mean 'rowwise'"),
-        (["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "16", "--recipes", " , "],
-         "--recipes: expected recipe names"),
-        (["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "16", "--recipes",
-          "nvfp4_static"], "modelled for inference only"),
-        (["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "16", "--format", "xml"],
-         "invalid choice"),
+        (
+            ["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "16", "--recipes", "rowwse"],
+            "Did you mean 'rowwise'",
+        ),
+        (
+            ["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "16", "--recipes", " , "],
+            "--recipes: expected recipe names",
+        ),
+        (
+            ["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "16", "--recipes", "nvfp4_static"],
+            "modelled for inference only",
+        ),
+        (
+            ["llama3.1-70b", "--gpu", "NVIDIA B200", "--tokens", "16", "--format", "xml"],
+            "invalid choice",
+        ),
     ],
-)  # fmt: skip
+)
 def test_bad_input_exits_2_with_one_message(capsys, argv, message):
     assert message in refused(capsys, "model", *argv)
 
@@ -402,9 +448,10 @@ def test_control_characters_in_a_models_file_are_refused_and_escaped(
     capsys, tmp_path, display, block
 ):
     path = str(tiny_moe(tmp_path, display=display, block=block))
-    for argv in (("models", "--models", path),
-                 ("model", "tiny-moe", "--models", path, "--gpu", "NVIDIA B200", "--tokens",
-                  "64")):  # fmt: skip
+    for argv in (
+        ("models", "--models", path),
+        ("model", "tiny-moe", "--models", path, "--gpu", "NVIDIA B200", "--tokens", "64"),
+    ):
         err = refused(capsys, *argv)  # run() checks no control character got out
         assert path in err and err.startswith(f"error: {path}: ")
         assert "\\x1b" in err or "\\u202e" in err or "\\x9b" in err

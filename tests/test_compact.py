@@ -22,7 +22,9 @@ def test_verbatim_elements_keep_their_white_space() -> None:
         "<code>a\n   b</code>",
     ]
     for element in kept:
-        assert compact_html(f"<p>\n\n  </p>{element}<p>\n  x</p>") == f"<p>\n</p>{element}<p>\nx</p>"
+        assert (
+            compact_html(f"<p>\n\n  </p>{element}<p>\n  x</p>") == f"<p>\n</p>{element}<p>\nx</p>"
+        )
 
 
 @given(st.text(alphabet=" \t\n<>/abpre", max_size=60))

@@ -160,8 +160,7 @@ def test_a_latency_outside_its_bounds_is_refused_at_load(value):
     doc = {
         "schema_version": 1,
         "parameters": {
-            key: {"value": 2e-6, "basis": "fitted", "sets": ["x"]}
-            for key in DATA.globals
+            key: {"value": 2e-6, "basis": "fitted", "sets": ["x"]} for key in DATA.globals
         },
         "gpu": [],
     }
@@ -249,8 +248,20 @@ def test_a_gpu_without_data_falls_back_to_its_family_scaled_by_its_own_peaks():
 
 
 def test_rows_of_a_gpu_without_measurements_carry_the_family_or_global_band(capsys):
-    args = ["eval", "--gpu", "AMD Instinct MI350X", "--mode", "training", "--recipe",
-            "tensorwise", "--shape", "4096,4096,4096", "--calibrated", "--format", "json"]  # fmt: skip
+    args = [
+        "eval",
+        "--gpu",
+        "AMD Instinct MI350X",
+        "--mode",
+        "training",
+        "--recipe",
+        "tensorwise",
+        "--shape",
+        "4096,4096,4096",
+        "--calibrated",
+        "--format",
+        "json",
+    ]
     assert main(args) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert row["basis"] in ("family", "global")

@@ -204,8 +204,7 @@ def test_the_four_kinds_print_a_problem_in_the_same_format() -> None:
         "f.toml: gpu 'Acme X1': key 'notes': expected a string, received int 5 (why)",
         "f.toml: set 'base-relu' (#1): key 'title': expected a string, received int 5 (why)",
         "f.toml: model 'tiny-1b' (#1): key 'display_name': expected a string, received int 5",
-        "f.toml: parameters: key 'gemm_fixed_latency_s.note': expected a string, "
-        "received int 5",
+        "f.toml: parameters: key 'gemm_fixed_latency_s.note': expected a string, received int 5",
     ]
     assert all(type(p).__str__ is Problem.__str__ for p in made)
     assert all(SHAPE.fullmatch(line) for line in lines)

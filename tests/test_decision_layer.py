@@ -72,16 +72,18 @@ def test_home_best_table_is_guidance_best_recipe(pages):
         torchao = guidance.gpu_guidance(gpu)
         for i, mode in enumerate((Mode.TRAINING, Mode.INFERENCE)):
             cells = row[1 + 2 * i : 3 + 2 * i]
-            for cell, g, strip in zip(cells, (calibrated, torchao), (_without_range, str),
-                                      strict=True):  # fmt: skip
+            for cell, g, strip in zip(
+                cells, (calibrated, torchao), (_without_range, str), strict=True
+            ):
                 name, speedup = g.best_canonical[mode]
                 want = "stay in bf16" if name is None else f"{name}, {units.speedup(speedup)}"
                 if name is not None and g.calibrated:  # with its cross-validated band
                     want += " " + _band(gpu, mode, name)
                 assert strip(_text(cell)) == want, (gpu.name, mode, g.calibrated)
                 # the same rule evaluated directly at the canonical shape
-                best = guidance.best_recipe(gpu, mode, *guidance.CANONICAL_SHAPE,
-                                            calibrated=g.calibrated, specs=SPECS)  # fmt: skip
+                best = guidance.best_recipe(
+                    gpu, mode, *guidance.CANONICAL_SHAPE, calibrated=g.calibrated, specs=SPECS
+                )
                 assert best[0] == name
 
 
@@ -94,16 +96,21 @@ def test_gpu_page_break_even_and_ranking_are_guidance(pages, gpu_name, mode):
     text = pages[f"generated/gpus/{slug}/index.md"]
     g = guidance.gpu_guidance(gpu, calibrated=True, specs=SPECS)
     t = guidance.gpu_guidance(gpu)
-    section = text[text.index(f"#### Break-even M ({mode.value})"):]
+    section = text[text.index(f"#### Break-even M ({mode.value})") :]
     recipes = [r.name for r in RECIPE_LIST if mode in r.plans]
     break_even = _rows(section, "| recipe | support |")
     assert [_text(r[0]) for r in break_even] == recipes
     for row, recipe in zip(break_even, recipes, strict=True):
         result, reference = g.recipes.get((mode, recipe)), t.recipes.get((mode, recipe))
-        want = [units.MISSING if result is None else _fmt_m(result.break_even[kn])
-                for kn in guidance.BREAK_EVEN_KN]  # fmt: skip
-        want.append(units.MISSING if reference is None
-                    else _fmt_m(reference.break_even[guidance.CANONICAL_KN]))  # fmt: skip
+        want = [
+            units.MISSING if result is None else _fmt_m(result.break_even[kn])
+            for kn in guidance.BREAK_EVEN_KN
+        ]
+        want.append(
+            units.MISSING
+            if reference is None
+            else _fmt_m(reference.break_even[guidance.CANONICAL_KN])
+        )
         assert [_text(c) for c in row[2:]] == want, recipe
     ranked = _rows(section, "| rank | recipe |")
     computable = [r for r in recipes if (mode, r) in g.recipes]
@@ -124,8 +131,7 @@ def test_gpu_recipe_headline_leads_with_the_calibrated_model(pages, gpu_name):
     assert [r[0] for r in rows[:2]] == ["calibrated model", "torchao model"]
     recipe = get_recipe("rowwise")
     for row, calibrated in zip(rows, (True, False), strict=False):
-        g = guidance.recipe_guidance(gpu, Mode.TRAINING, recipe, calibrated=calibrated,
-                                     specs=SPECS)  # fmt: skip
+        g = guidance.recipe_guidance(gpu, Mode.TRAINING, recipe, calibrated=calibrated, specs=SPECS)
         assert _text(row[1]) == units.speedup(g.canonical_speedup)
         assert _text(row[3]) == units.speedup(g.llama_speedup)
         assert _text(row[4]) == _fmt_m(g.break_even[guidance.CANONICAL_KN])
@@ -141,7 +147,7 @@ def test_gpu_pages_say_where_the_calibration_comes_from(pages):
             assert "**Calibrated model.** Measured:" in text
             assert "Efficiencies assumed: these estimates" not in text
         else:
-            warning = text[text.index('!!! warning "Efficiencies assumed: these estimates'):]
+            warning = text[text.index('!!! warning "Efficiencies assumed: these estimates') :]
             warning = warning[: warning.index("## Specification")]
             latex = {hw.spec_key: hw.latex for hw in CALIBRATION_SYMBOLS}
             for key in calibration.assumed():
@@ -188,18 +194,27 @@ def test_site_spread_is_the_decision_layers_corners():
     from site_gen.gather.dense import gather_one
 
     bundled = load_specs(None)
-    gpu = next(g for g in bundled.values()
-               if guidance.calibration_corners(calibration_of(g, bundled)))  # fmt: skip
+    gpu = next(
+        g for g in bundled.values() if guidance.calibration_corners(calibration_of(g, bundled))
+    )
     calibration = calibration_of(gpu, bundled)
     recipe = guidance.native_recipes(gpu, Mode.TRAINING)[0]
     result = gather_one(gpu, Mode.TRAINING, recipe, calibration)
-    runs = [guidance.recipe_guidance(gpu, Mode.TRAINING, recipe, calibration=c)
-            for c in (calibration, *guidance.calibration_corners(calibration))]  # fmt: skip
-    for key, values in (("canonical", [r.canonical_speedup for r in runs]),
-                        ("llama", [r.llama_speedup for r in runs])):  # fmt: skip
+    runs = [
+        guidance.recipe_guidance(gpu, Mode.TRAINING, recipe, calibration=c)
+        for c in (calibration, *guidance.calibration_corners(calibration))
+    ]
+    for key, values in (
+        ("canonical", [r.canonical_speedup for r in runs]),
+        ("llama", [r.llama_speedup for r in runs]),
+    ):
         assert result.spread[key] == pytest.approx((min(values), max(values)), rel=1e-12)
-    ends = [np.inf if r.break_even[guidance.CANONICAL_KN] is None
-            else r.break_even[guidance.CANONICAL_KN] for r in runs]  # fmt: skip
+    ends = [
+        np.inf
+        if r.break_even[guidance.CANONICAL_KN] is None
+        else r.break_even[guidance.CANONICAL_KN]
+        for r in runs
+    ]
     low, high = result.spread["break_even"]
     assert (np.inf if low is None else low) == pytest.approx(min(ends), rel=1e-12)
     assert (np.inf if high is None else high) == pytest.approx(max(ends), rel=1e-12)

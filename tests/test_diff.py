@@ -154,9 +154,11 @@ def test_cli_invalid_inputs_exit_2(pair, capsys, tmp_path):
 def git(repo: Path, *args: str) -> str:
     env = dict(
         os.environ,
-        GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid",
-        GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.invalid",
-    )  # fmt: skip
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
+    )
     return subprocess.run(
         ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env
     ).stdout

@@ -32,8 +32,9 @@ def _markdown_tables(text: str) -> list[list[list[str]]]:
     for line in text.splitlines():
         line = line.strip()
         if line.startswith("|") and line.endswith("|"):
-            current.append([c.strip().replace("\\|", "|") for c in
-                            re.split(r"(?<!\\)\|", line[1:-1])])  # fmt: skip
+            current.append(
+                [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line[1:-1])]
+            )
         elif current:
             tables.append([r for r in current if not set("".join(r)) <= set("-: ")])
             current = []
@@ -46,8 +47,11 @@ def _plain(cell: str) -> str:
 
     import markdown
 
-    rendered = markdown.markdown(cell, extensions=["pymdownx.arithmatex"],
-                                 extension_configs={"pymdownx.arithmatex": {"generic": True}})
+    rendered = markdown.markdown(
+        cell,
+        extensions=["pymdownx.arithmatex"],
+        extension_configs={"pymdownx.arithmatex": {"generic": True}},
+    )
     text = html.unescape(re.sub(r"<[^>]+>", "", rendered)).strip()
     return text.removeprefix("\\(").removesuffix("\\)")
 
@@ -58,8 +62,10 @@ def test_every_table_has_csv_and_json_that_match_the_page(pages: dict[str, str])
     for path, text in pages.items():
         if not path.endswith((".md", ".md.txt")):
             continue
-        page = {"generated/_snippets/home_matrix.md.txt": "index.md",
-                "generated/_snippets/equations.md.txt": "equations.md"}.get(path, path)
+        page = {
+            "generated/_snippets/home_matrix.md.txt": "index.md",
+            "generated/_snippets/equations.md.txt": "equations.md",
+        }.get(path, path)
         tables = _markdown_tables(text)
         links = link.findall(text)
         if path.endswith(".md.txt") and not links:
@@ -91,8 +97,15 @@ def test_every_table_has_csv_and_json_that_match_the_page(pages: dict[str, str])
 
 def test_column_tables_carry_the_evaluation(pages: dict[str, str]) -> None:
     data = json.loads(pages["generated/gpus/test-b200/training-rowwise/llama.json"])
-    want = evaluate("Test B200", "training", "rowwise", 16384, [8192, 1024, 8192, 3584],
-                    [1280, 8192, 7168, 8192], specs=str(SPECS))  # fmt: skip
+    want = evaluate(
+        "Test B200",
+        "training",
+        "rowwise",
+        16384,
+        [8192, 1024, 8192, 3584],
+        [1280, 8192, 7168, 8192],
+        specs=str(SPECS),
+    )
     for i, row in enumerate(data["data"]):
         record = dict(zip(data["columns"], row, strict=True))
         for column, values in want.items():
@@ -104,8 +117,16 @@ def test_calibrated_column_tables_carry_the_calibrated_evaluation(pages: dict[st
     data = json.loads(pages["generated/gpus/test-b200/training-rowwise/llama-calibrated.json"])
     torchao = json.loads(pages["generated/gpus/test-b200/training-rowwise/llama.json"])
     assert data["columns"] == torchao["columns"]
-    want = evaluate("Test B200", "training", "rowwise", 16384, [8192, 1024, 8192, 3584],
-                    [1280, 8192, 7168, 8192], specs=str(SPECS), calibrated=True)  # fmt: skip
+    want = evaluate(
+        "Test B200",
+        "training",
+        "rowwise",
+        16384,
+        [8192, 1024, 8192, 3584],
+        [1280, 8192, 7168, 8192],
+        specs=str(SPECS),
+        calibrated=True,
+    )
     for i, row in enumerate(data["data"]):
         record = dict(zip(data["columns"], row, strict=True))
         for column, values in want.items():
@@ -126,8 +147,10 @@ def test_summary_tables_name_both_models(pages: dict[str, str]) -> None:
             # the calibrated matrix also carries each row's cross-validated error bands
             assert calibrated["columns"] == [*torchao["columns"], "CV error band"]
     breakdown = json.loads(pages["generated/gpus/test-b200/training-rowwise/breakdown.json"])
-    assert breakdown["columns"][-2:] == ["M=16384, K=8192, N=8192, calibrated (µs)",
-                                         "M=16384, K=8192, N=8192, torchao (µs)"]  # fmt: skip
+    assert breakdown["columns"][-2:] == [
+        "M=16384, K=8192, N=8192, calibrated (µs)",
+        "M=16384, K=8192, N=8192, torchao (µs)",
+    ]
     assert all(isinstance(v, float) and v > 0 for row in breakdown["data"] for v in row[2:])
 
 
@@ -149,8 +172,16 @@ def test_data_folder(pages: dict[str, str]) -> None:
         rows = pd.DataFrame(run["rows"], columns=run["columns"])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            want = evaluate(run["gpu"], run["mode"], run["recipe"], rows["fwd_M"], rows["fwd_K"],
-                            rows["fwd_N"], fusion=run["fusion"], specs=str(SPECS))  # fmt: skip
+            want = evaluate(
+                run["gpu"],
+                run["mode"],
+                run["recipe"],
+                rows["fwd_M"],
+                rows["fwd_K"],
+                rows["fwd_N"],
+                fusion=run["fusion"],
+                specs=str(SPECS),
+            )
         for column, values in want.items():
             assert list(rows[column]) == list(values), (entry, column)
             assert list(frame[column]) == list(values), (entry, column)
@@ -162,9 +193,17 @@ def test_data_folder(pages: dict[str, str]) -> None:
         rows = pd.DataFrame(calibrated["rows"], columns=calibrated["columns"])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            want = evaluate(run["gpu"], run["mode"], run["recipe"], rows["fwd_M"], rows["fwd_K"],
-                            rows["fwd_N"], fusion=run["fusion"], specs=str(SPECS),
-                            calibrated=True)  # fmt: skip
+            want = evaluate(
+                run["gpu"],
+                run["mode"],
+                run["recipe"],
+                rows["fwd_M"],
+                rows["fwd_K"],
+                rows["fwd_N"],
+                fusion=run["fusion"],
+                specs=str(SPECS),
+                calibrated=True,
+            )
         for column, values in want.items():
             assert list(rows[column]) == list(values), (entry, column)
             assert list(frame[column]) == list(values), (entry, column)
@@ -179,6 +218,14 @@ def test_data_folder(pages: dict[str, str]) -> None:
 
 def test_data_page_documents_the_files(pages: dict[str, str]) -> None:
     text = (ROOT / "docs" / "data.md").read_text("utf-8") + pages["generated/_snippets/data.md.txt"]
-    for name in ("index.json", "specs.json", "spec.schema.json", "fwd_M", "r_fp8_gemm_and_ovhd_spdp",
-                 "orient=\"split\"", "-fusion0.json", "-fusion1.csv"):
+    for name in (
+        "index.json",
+        "specs.json",
+        "spec.schema.json",
+        "fwd_M",
+        "r_fp8_gemm_and_ovhd_spdp",
+        'orient="split"',
+        "-fusion0.json",
+        "-fusion1.csv",
+    ):
         assert name in text, name

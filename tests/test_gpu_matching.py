@@ -277,8 +277,18 @@ def test_cli_auto_detection_of_a_listed_device_is_silent(capsys, specs_path, mon
 
 def test_the_fallback_warning_comes_after_the_checks(capsys, specs_path):
     # A bad shape fails first: no warning about a GPU for a command that did nothing.
-    code, out, err = _run(capsys, "eval", "--recipe", "rowwise", "--shape", "0,1,1",
-                          "--gpu", "Acme X1 Laptop", "--specs", str(specs_path))  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        "eval",
+        "--recipe",
+        "rowwise",
+        "--shape",
+        "0,1,1",
+        "--gpu",
+        "Acme X1 Laptop",
+        "--specs",
+        str(specs_path),
+    )
     assert code == 2 and not out and not _warning_lines(err)
 
 

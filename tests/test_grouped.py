@@ -133,8 +133,7 @@ def test_groups_none_is_the_dense_model_and_groups_broadcast():
 # -- G > 1 against terms computed by hand ----------------------------------------------
 
 
-def _calibrated_gemm(p, hw, flops, bytes_moved, peak_key, eta_key, rho_key, beta=1.0,
-                     out=(1, 1)):  # fmt: skip
+def _calibrated_gemm(p, hw, flops, bytes_moved, peak_key, eta_key, rho_key, beta=1.0, out=(1, 1)):
     """t_gemm + max(FLOPs / (rho beta w eta P), bytes / (eta_row B)); ``w``: the waves of
     the layer's dense ``out`` (rows x cols) output."""
     waves = waves_by_hand(*out, hw.get("sm_count", 1e12))

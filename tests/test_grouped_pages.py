@@ -50,23 +50,36 @@ from site_gen.pages.rows.grouped import part_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "tests" / "data" / "site_small_specs.toml"
-EXTENSIONS = ["tables", "toc", "admonition", "attr_list", "md_in_html", "pymdownx.details",
-              "pymdownx.superfences", "pymdownx.arithmatex"]  # fmt: skip
+EXTENSIONS = [
+    "tables",
+    "toc",
+    "admonition",
+    "attr_list",
+    "md_in_html",
+    "pymdownx.details",
+    "pymdownx.superfences",
+    "pymdownx.arithmatex",
+]
 SPEEDUP = "r_fp8_gemm_and_ovhd_spdp"
 #: Markup-free but Markdown-, attribute- and spreadsheet-hostile (allowed in GPU names).
 NAME = '=Evil "X1" [a](javascript:x) {: onclick=alert(5)} $x$ | &amp; <b>'
-PAYLOAD = ('<script>window.__xss = 1</script> <img src=x onerror="alert(1)"> '
-           "[md](javascript:alert(2)) {: onclick=alert(3) } $x$ | =1+1")  # fmt: skip
+PAYLOAD = (
+    '<script>window.__xss = 1</script> <img src=x onerror="alert(1)"> '
+    "[md](javascript:alert(2)) {: onclick=alert(3) } $x$ | =1+1"
+)
 
 
 def _site(specs: SpecDatabase, results: dict) -> types.SimpleNamespace:
     """The part of SiteInput the grouped and nav pages read."""
     calibrations = {g.name: calibration_of(g, specs) for g in specs.values()}
     atlas = types.SimpleNamespace(
-        specs=specs, gpus=list(specs.values()), grouped=results,
+        specs=specs,
+        gpus=list(specs.values()),
+        grouped=results,
         calibration=calibrations.__getitem__,
-        for_gpu=lambda gpu, mode, calibrated=False: [], models=None,
-    )  # fmt: skip
+        for_gpu=lambda gpu, mode, calibrated=False: [],
+        models=None,
+    )
     return types.SimpleNamespace(atlas=atlas)
 
 
@@ -113,16 +126,23 @@ def _table(text: str, header_start: str) -> list[list[str]]:
 
 def test_every_gpu_x_training_recipe_has_a_grouped_page(specs, results, pages) -> None:
     assert GROUPED_MODES == (Mode.TRAINING,)
-    want = {(g, Mode.TRAINING, r.name) for g in specs for r in RECIPE_LIST
-            if Mode.TRAINING in r.plans}  # fmt: skip
+    want = {
+        (g, Mode.TRAINING, r.name) for g in specs for r in RECIPE_LIST if Mode.TRAINING in r.plans
+    }
     assert set(results) == want
     for result in results.values():
         path = _page(result)
-        assert path == f"generated/gpus/{config.slug(result.gpu.name)}/grouped/training-" \
-                       f"{result.recipe.name}.md"  # fmt: skip
+        assert (
+            path == f"generated/gpus/{config.slug(result.gpu.name)}/grouped/training-"
+            f"{result.recipe.name}.md"
+        )
         text = pages[path]
-        assert result.capability.support.value in {"native", "emulated", "hypothetical",
-                                                   "impossible"}  # fmt: skip
+        assert result.capability.support.value in {
+            "native",
+            "emulated",
+            "hypothetical",
+            "impossible",
+        }
         if not result.computable:
             assert "Not computable on this GPU" in text and "## Speedup" not in text
         else:
@@ -145,8 +165,13 @@ def test_shapes_come_from_the_presets() -> None:
     from roofline.presets import LinearKind, load_models
 
     shapes = expert_shapes()
-    wanted = {(g.K, g.N) for p in load_models() for b in p.blocks for g in b.gemms
-              if g.kind is LinearKind.EXPERT}  # fmt: skip
+    wanted = {
+        (g.K, g.N)
+        for p in load_models()
+        for b in p.blocks
+        for g in b.gemms
+        if g.kind is LinearKind.EXPERT
+    }
     assert {(s.K, s.N) for s in shapes} <= wanted
     deepseek = next(s for s in shapes if s.model == "deepseek-v3")
     assert (deepseek.K, deepseek.N, deepseek.top_k, deepseek.experts) == (7168, 2048, 8, 256)
@@ -159,14 +184,16 @@ def test_shapes_come_from_the_presets() -> None:
 # The grouped verdicts of nvfp4 and rowwise on B200 are hypothetical: evaluate says so.
 @pytest.mark.filterwarnings("ignore::roofline.capability.CapabilityWarning")
 @pytest.mark.parametrize("recipe", ["mxfp8_cublas", "nvfp4", "rowwise"])
-def test_speedup_table_is_evaluate_with_groups_in_both_models(specs, results, pages,
-                                                              recipe) -> None:  # fmt: skip
+def test_speedup_table_is_evaluate_with_groups_in_both_models(
+    specs, results, pages, recipe
+) -> None:
     result = results[("Test B200", Mode.TRAINING, recipe)]
     text = pages[_page(result)]
     # One tab per token count, the default first, each table exported under its count.
     tabs = [line for line in text.splitlines() if line.startswith('=== "')]
-    assert tabs[: len(TOKENS)] == [f'=== "{t} tokens per device"' for t in
-                                   sorted(TOKENS, key=lambda t: t != DEFAULT_TOKENS)]  # fmt: skip
+    assert tabs[: len(TOKENS)] == [
+        f'=== "{t} tokens per device"' for t in sorted(TOKENS, key=lambda t: t != DEFAULT_TOKENS)
+    ]
     folder = _page(result).removesuffix(".md")
     for tokens in TOKENS:
         rows = list(csv.reader(io.StringIO(pages[f"{folder}/speedup-over-groups-{tokens}.csv"])))
@@ -177,9 +204,20 @@ def test_speedup_table_is_evaluate_with_groups_in_both_models(specs, results, pa
                 if not shape.allows(groups):
                     assert cell == units.MISSING
                     continue
-                want = [evaluate("Test B200", "training", recipe, shape.routed_m(tokens),
-                                 shape.K, shape.N, specs=specs, calibrated=calibrated,
-                                 groups=groups)[SPEEDUP] for calibrated in (True, False)]  # fmt: skip
+                want = [
+                    evaluate(
+                        "Test B200",
+                        "training",
+                        recipe,
+                        shape.routed_m(tokens),
+                        shape.K,
+                        shape.N,
+                        specs=specs,
+                        calibrated=calibrated,
+                        groups=groups,
+                    )[SPEEDUP]
+                    for calibrated in (True, False)
+                ]
                 shown = f"{units.speedup(float(want[0]))} ({units.speedup(float(want[1]))})"
                 assert cell == shown, (shape.model, tokens, groups)
                 assert f"**{units.speedup(float(want[0]))}** (" in text
@@ -190,17 +228,30 @@ def test_one_group_is_the_dense_layer(specs, results) -> None:
     g1 = GROUPS.index(1)
     for i, shape in enumerate(result.shapes):
         for model in (result, result.torchao):
-            dense = evaluate("Test B200", "training", "mxfp8_cublas",
-                             [shape.routed_m(t) for t in TOKENS], shape.K, shape.N, specs=specs,
-                             calibrated=model.calibrated)[SPEEDUP]  # fmt: skip
+            dense = evaluate(
+                "Test B200",
+                "training",
+                "mxfp8_cublas",
+                [shape.routed_m(t) for t in TOKENS],
+                shape.K,
+                shape.N,
+                specs=specs,
+                calibrated=model.calibrated,
+            )[SPEEDUP]
             assert model.times[i].speedup[:, g1] == pytest.approx(dense, rel=1e-12)
 
 
 def test_parts_sum_to_the_totals_and_break_out_the_grouped_terms(results) -> None:
     result = results[("Test B200", Mode.TRAINING, "mxfp8_cublas")]
     parts = {part_of(k).name for k in result.times[0].terms}
-    assert parts == {"BF16", "GEMM_2D3D", "GEMM_2D2D", "ACTIVATION_CASTS", "WEIGHT_CASTS",
-                     "REARRANGE"}  # fmt: skip
+    assert parts == {
+        "BF16",
+        "GEMM_2D3D",
+        "GEMM_2D2D",
+        "ACTIVATION_CASTS",
+        "WEIGHT_CASTS",
+        "REARRANGE",
+    }
     for times in (t for r in (result, result.torchao) for t in r.times):
         bf16 = sum(v for k, v in times.terms.items() if part_of(k).name == "BF16")
         lowp = sum(v for k, v in times.terms.items() if part_of(k).name != "BF16")
@@ -231,12 +282,15 @@ def test_part_tables_quote_the_terms_at_the_default_tokens(results, pages) -> No
         want = sum(v for k, v in times.terms.items() if k.startswith(prefix))
         for cell, g in zip(labels[label], allowed, strict=True):
             assert float(cell.replace(",", "")) == pytest.approx(
-                want[t, GROUPS.index(g)] * 1e6, rel=1e-3)  # fmt: skip
+                want[t, GROUPS.index(g)] * 1e6, rel=1e-3
+            )
     ref = result.torchao.times[deepseek]
-    assert labels["speedup (calibrated)"] == [units.speedup(float(times.speedup[t, GROUPS.index(
-        g)])) for g in allowed]  # fmt: skip
-    assert labels["speedup (torchao)"] == [units.speedup(float(ref.speedup[t, GROUPS.index(g)]))
-                                           for g in allowed]  # fmt: skip
+    assert labels["speedup (calibrated)"] == [
+        units.speedup(float(times.speedup[t, GROUPS.index(g)])) for g in allowed
+    ]
+    assert labels["speedup (torchao)"] == [
+        units.speedup(float(ref.speedup[t, GROUPS.index(g)])) for g in allowed
+    ]
     assert "parts-deepseek-v3.csv" in text
 
 
@@ -252,8 +306,11 @@ def test_terms_export_has_every_term_in_both_models_at_full_precision(results, p
             if r.times[i].skipped:
                 continue
             model = "calibrated" if r.calibrated else "torchao"
-            mine = [x for x in records if x["K"] == shape.K and x["N"] == shape.N
-                    and x["model"] == model]  # fmt: skip
+            mine = [
+                x
+                for x in records
+                if x["K"] == shape.K and x["N"] == shape.N and x["model"] == model
+            ]
             assert len(mine) == len(TOKENS) * len(GROUPS)
             for x in mine:
                 t, g = TOKENS.index(x["tokens/device"]), GROUPS.index(x["G"])
@@ -280,14 +337,19 @@ def test_parameters_carry_basis_and_source(specs, results, pages) -> None:
     bundled = load_specs()
     b200 = bundled["NVIDIA B200"]
     params = calibration_of(b200, bundled)
-    result = gather_grouped_one(b200, Mode.TRAINING, results[("Test B200", Mode.TRAINING,
-                                "mxfp8_cublas")].recipe, params)  # fmt: skip
+    result = gather_grouped_one(
+        b200, Mode.TRAINING, results[("Test B200", Mode.TRAINING, "mxfp8_cublas")].recipe, params
+    )
     result.reference = gather_grouped_one(b200, Mode.TRAINING, result.recipe)
     site = _site(bundled, {})
     text = grouped.render(site, result).files[_page(result)]
     rows = {r[0]: r for r in _table(text, "| parameter")[1:]}
-    for key in ("grouped_efficiency.2d3d", "grouped_efficiency.2d2d",
-                "cast_efficiency.rearrange", "cast_efficiency.rearrange_k"):  # fmt: skip
+    for key in (
+        "grouped_efficiency.2d3d",
+        "grouped_efficiency.2d2d",
+        "cast_efficiency.rearrange",
+        "cast_efficiency.rearrange_k",
+    ):
         hw = next(h for h in CALIBRATION_SYMBOLS if h.spec_key == key)
         value = params.values[key]
         row = rows[f"${hw.latex}$"]
@@ -310,16 +372,23 @@ def test_formulas_are_what_sympy_printed(specs, results, pages, recipe) -> None:
     text = pages[_page(result)]
     gpu, params = result.gpu, calibration_of(result.gpu, specs)
     terms = formula_terms(Mode.TRAINING, result.recipe)
-    assert {t.key for t in terms} >= {"gemm.output.lowp", "gemm.grad_weight.lowp",
-                                      "cast.weight.1", "rearrange.grad_weight.lhs"}  # fmt: skip
+    assert {t.key for t in terms} >= {
+        "gemm.output.lowp",
+        "gemm.grad_weight.lowp",
+        "cast.weight.1",
+        "rearrange.grad_weight.lhs",
+    }
     for term in terms:
         for latex in (symbolic(term.expr), instantiated(term.expr, gpu, params)):
             assert f"= {html.escape(latex, quote=False)}\\]" in text, term.key
     assert r"\rho_{\mathrm{2D3D}}" in text and r"\rho_{\mathrm{2D2D}}" in text
     assert r"G &gt; 1" in text  # the Piecewise: grouped-only for more than one group
     assert "equations.md#grouped-gemms" in text  # torchao's grouped terms are there
-    anchors = [line.split('id="')[1].split('"')[0] for line in text.splitlines()
-               if 'class="ra-formula"' in line]  # fmt: skip
+    anchors = [
+        line.split('id="')[1].split('"')[0]
+        for line in text.splitlines()
+        if 'class="ra-formula"' in line
+    ]
     assert len(anchors) == len(set(anchors)) == 2 * len(terms)
 
 
@@ -350,8 +419,12 @@ class _Tags(html.parser.HTMLParser):
 
 def test_hostile_spec_text_stays_text(specs) -> None:
     base = specs["Test B200"]
-    evil = dataclasses.replace(base, name=NAME, efficiency_reference=PAYLOAD,
-                               grouped_software_gaps={"mxfp8_cublas": PAYLOAD})  # fmt: skip
+    evil = dataclasses.replace(
+        base,
+        name=NAME,
+        efficiency_reference=PAYLOAD,
+        grouped_software_gaps={"mxfp8_cublas": PAYLOAD},
+    )
     db = SpecDatabase({evil.name: evil, "Test H100": specs["Test H100"]}, "hostile")
     params = calibration_of(evil, db)
     recipe = next(r for r in RECIPE_LIST if r.name == "mxfp8_cublas")
@@ -387,8 +460,11 @@ def test_every_table_shown_has_its_exports(results, pages) -> None:
         if not result.computable:
             continue
         text = pages[_page(result)]
-        tables = sum(1 for line in text.splitlines() if line.strip().startswith("|---")
-                     or line.strip().startswith("|--"))  # fmt: skip
+        tables = sum(
+            1
+            for line in text.splitlines()
+            if line.strip().startswith("|---") or line.strip().startswith("|--")
+        )
         links = text.count("Download: [CSV](")
         assert tables == links, _page(result)
         folder = _page(result).removesuffix(".md")
@@ -405,8 +481,12 @@ def _index_site(specs: SpecDatabase) -> types.SimpleNamespace:
     """The part of SiteInput the Equations and Methodology pages read."""
     from site_gen.markup.formulas import symbolic_formulas
 
-    symbolic = {(m.value, r.name): symbolic_formulas(m, r.name)
-                for m in config.MODES for r in RECIPE_LIST if m in r.plans}  # fmt: skip
+    symbolic = {
+        (m.value, r.name): symbolic_formulas(m, r.name)
+        for m in config.MODES
+        for r in RECIPE_LIST
+        if m in r.plans
+    }
     from roofline.evaluate import calibration_of
     from site_gen.gather.dense import Atlas
 
@@ -420,8 +500,15 @@ def test_equations_page_has_the_grouped_terms_and_nvfp4_kernels(specs) -> None:
     from site_gen.pages import equations
 
     text = equations.render(_index_site(specs)).files["generated/_snippets/equations.md.txt"]
-    heads = [text.index(h) for h in ("## Calibrated model", "## Grouped GEMMs",
-                                     "## NVFP4 training", "## training / tensorwise")]  # fmt: skip
+    heads = [
+        text.index(h)
+        for h in (
+            "## Calibrated model",
+            "## Grouped GEMMs",
+            "## NVFP4 training",
+            "## training / tensorwise",
+        )
+    ]
     assert heads == sorted(heads)
     grouped = grouped_formulas()
     nvfp4 = nvfp4_training_formulas()
@@ -435,8 +522,13 @@ def test_equations_page_has_the_grouped_terms_and_nvfp4_kernels(specs) -> None:
         assert picked and all(f.latex in printed for f in picked)
     # 2D-3D and 2D-2D, rho per layout, the Piecewise on G > 1, the K-group step latency.
     latex = " ".join(f.latex for f in grouped.values())
-    for part in (r"\rho_{\mathrm{2D3D}}", r"\rho_{\mathrm{2D2D}}", r"\text{for}\: G > 1",
-                 r"t_{\mathrm{rearr,K}}", "G K N"):  # fmt: skip
+    for part in (
+        r"\rho_{\mathrm{2D3D}}",
+        r"\rho_{\mathrm{2D2D}}",
+        r"\text{for}\: G > 1",
+        r"t_{\mathrm{rearr,K}}",
+        "G K N",
+    ):
         assert part in latex, part
     kernels = " ".join(f.latex for f in nvfp4.values())
     for kind in ("RHT,amax", "RHT,cast", "RHT,SR", "fp4,tile"):
@@ -449,8 +541,9 @@ def test_methodology_explains_grouped_gemms_and_nvfp4_training(specs) -> None:
 
     bundled = load_specs()
     text = methodology.render(_index_site(bundled)).files[methodology.PAGE]
-    grouped = text[text.index("## Grouped GEMMs (mixture of experts)") :
-                   text.index("## NVFP4 training")]  # fmt: skip
+    grouped = text[
+        text.index("## Grouped GEMMs (mixture of experts)") : text.index("## NVFP4 training")
+    ]
     nvfp4 = text[text.index("## NVFP4 training") : text.index("## Kernel-by-kernel traffic")]
     sets = load_measurements().sets
     for s in sets:
@@ -460,8 +553,9 @@ def test_methodology_explains_grouped_gemms_and_nvfp4_training(specs) -> None:
             assert f"(validation.md#{s.id})" in nvfp4, s.id
     for b200 in (bundled["NVIDIA B200"], bundled["NVIDIA H100 SXM"]):
         values = calibration_of(b200, bundled).values
-        rho = ", ".join(f"{values[k].value:.3g}" for k in ("grouped_efficiency.2d3d",
-                                                           "grouped_efficiency.2d2d"))  # fmt: skip
+        rho = ", ".join(
+            f"{values[k].value:.3g}" for k in ("grouped_efficiency.2d3d", "grouped_efficiency.2d2d")
+        )
         assert f"{b200.name}](gpus/" in grouped and f"({rho})" in grouped
     for word in (
         "Routing is balanced",
@@ -471,8 +565,11 @@ def test_methodology_explains_grouped_gemms_and_nvfp4_training(specs) -> None:
         assert word in grouped, word
     for word in ("Random Hadamard transform", "Stochastic rounding", "16 × 16 weight blocks"):
         assert word in nvfp4, word
-    first = next(g for g in bundled.values() if calibration_of(g, bundled).values[
-        "grouped_efficiency.2d3d"].basis.value == "measured")  # fmt: skip
+    first = next(
+        g
+        for g in bundled.values()
+        if calibration_of(g, bundled).values["grouped_efficiency.2d3d"].basis.value == "measured"
+    )
     example = site_paths.grouped_result_page(first.name, Mode.TRAINING, "mxfp8_cublas")
     assert f"]({example.removeprefix('generated/')})" in grouped
 

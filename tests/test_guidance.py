@@ -114,9 +114,13 @@ def test_llama_speedup_is_the_time_weighted_aggregate(bundled):
     recipe = get_recipe("tensorwise")
     shapes = llama()
     cols = evaluate_columns(
-        gpu, Mode.INFERENCE, recipe,
-        [s.M for s in shapes], [s.K for s in shapes], [s.N for s in shapes],
-    )  # fmt: skip
+        gpu,
+        Mode.INFERENCE,
+        recipe,
+        [s.M for s in shapes],
+        [s.K for s in shapes],
+        [s.N for s in shapes],
+    )
     expected = np.sum(cols["r_bf16_gemm_s"] + cols["r_bf16_ovhd_s"]) / np.sum(
         cols["r_fp8_gemm_and_ovhd_s"]
     )
@@ -165,14 +169,23 @@ def test_calibrated_guidance_is_the_calibrated_model(bundled):
     m = break_even_m(gpu, "training", "rowwise", 4096, calibrated=True, specs=bundled)
     assert m is not None and 16 < m < 2**18
     below, above = np.floor(m * 0.98), np.ceil(m * 1.02)
-    cols = evaluate_columns(gpu, Mode.TRAINING, get_recipe("rowwise"), [below, above], 4096,
-                            4096, calibration=calibration)  # fmt: skip
+    cols = evaluate_columns(
+        gpu,
+        Mode.TRAINING,
+        get_recipe("rowwise"),
+        [below, above],
+        4096,
+        4096,
+        calibration=calibration,
+    )
     assert cols[SPEEDUP][0] < 1 <= cols[SPEEDUP][1]
     # the best recipe is the fastest native one by the calibrated model
-    name, speedup = best_recipe(gpu, "training", *CANONICAL_SHAPE, calibrated=True,
-                                specs=bundled)  # fmt: skip
-    natives = {r: g.canonical_speedup for (mode, r), g in guidance.recipes.items()
-               if mode is Mode.TRAINING and g.native}  # fmt: skip
+    name, speedup = best_recipe(gpu, "training", *CANONICAL_SHAPE, calibrated=True, specs=bundled)
+    natives = {
+        r: g.canonical_speedup
+        for (mode, r), g in guidance.recipes.items()
+        if mode is Mode.TRAINING and g.native
+    }
     assert (name, speedup) == pick_best(natives)
 
 
@@ -220,16 +233,20 @@ def test_corners_move_each_group_to_both_ends():
 def test_corners_bound_an_assumed_gpus_speedup(bundled):
     def dense_range(g) -> bool:  # an assumed GEMM or cast efficiency with a range
         values = calibration_of(g, bundled).values
-        return any(key.startswith(("gemm_efficiency.", "cast_efficiency."))
-                   and values[key].low != values[key].high
-                   for key in calibration_of(g, bundled).assumed())  # fmt: skip
+        return any(
+            key.startswith(("gemm_efficiency.", "cast_efficiency."))
+            and values[key].low != values[key].high
+            for key in calibration_of(g, bundled).assumed()
+        )
 
     gpu = next(g for g in bundled.values() if dense_range(g))
     calibration = calibration_of(gpu, bundled)
     recipe = next(r for r in native_recipes(gpu, Mode.TRAINING))
     nominal = recipe_guidance(gpu, Mode.TRAINING, recipe, calibration=calibration)
-    corners = [recipe_guidance(gpu, Mode.TRAINING, recipe, calibration=c)
-               for c in calibration_corners(calibration)]  # fmt: skip
+    corners = [
+        recipe_guidance(gpu, Mode.TRAINING, recipe, calibration=c)
+        for c in calibration_corners(calibration)
+    ]
     speedups = [c.canonical_speedup for c in corners]
     assert all(c.calibrated for c in corners)
     assert len(set(speedups)) > 1, "the assumed ranges move the speedup"

@@ -29,9 +29,15 @@ from roofline.presets.hf import (
 
 DATA = Path(__file__).resolve().parent / "data" / "hf"
 PRESETS_WITH_CONFIG = [
-    "llama3.1-8b", "llama3.1-70b", "llama3.1-405b", "llama4-scout", "deepseek-v3",
-    "qwen3-30b-a3b", "qwen3-235b-a22b", "gpt-oss-120b",
-]  # fmt: skip
+    "llama3.1-8b",
+    "llama3.1-70b",
+    "llama3.1-405b",
+    "llama4-scout",
+    "deepseek-v3",
+    "qwen3-30b-a3b",
+    "qwen3-235b-a22b",
+    "gpt-oss-120b",
+]
 NOT_PRESETS = ["mistral-7b", "mixtral-8x7b", "qwen3-8b"]
 
 
@@ -194,8 +200,11 @@ def test_a_broken_config_is_one_line_naming_the_key(change, key):
 @pytest.mark.parametrize("name", ["deepseek-v3", "llama4-scout", "mixtral-8x7b"])
 def test_moe_configs_name_their_missing_keys(name):
     config = _config(name)
-    keys = {"deepseek-v3": "n_routed_experts", "llama4-scout": "text_config",
-            "mixtral-8x7b": "num_local_experts"}  # fmt: skip
+    keys = {
+        "deepseek-v3": "n_routed_experts",
+        "llama4-scout": "text_config",
+        "mixtral-8x7b": "num_local_experts",
+    }
     config.pop(keys[name])
     with pytest.raises(HfConfigError, match=f": {keys[name]}: "):
         preset_from_hf_config(config, file="c.json")
@@ -221,8 +230,16 @@ def test_cli_model_hf_config_json_equals_the_plan(capsys):
 
 
 def test_cli_model_hf_config_table_and_name(capsys):
-    argv = ["model", "mine", "--hf-config", str(DATA / "qwen3-8b.json"),
-            "--gpu", "NVIDIA B200", "--tokens", "4096"]  # fmt: skip
+    argv = [
+        "model",
+        "mine",
+        "--hf-config",
+        str(DATA / "qwen3-8b.json"),
+        "--gpu",
+        "NVIDIA B200",
+        "--tokens",
+        "4096",
+    ]
     code, out, _ = _run(capsys, *argv)
     assert code == 0
     assert out.startswith("mine (mine) on NVIDIA B200")
@@ -243,8 +260,17 @@ def test_cli_broken_config_is_one_error_line_exit_2(capsys, tmp_path, text):
 
 
 def test_cli_hf_config_and_models_together_are_refused(capsys):
-    argv = ["model", "--hf-config", str(DATA / "qwen3-8b.json"), "--models",
-            str(DATA / "qwen3-8b.json"), "--gpu", "NVIDIA H100", "--tokens", "8"]  # fmt: skip
+    argv = [
+        "model",
+        "--hf-config",
+        str(DATA / "qwen3-8b.json"),
+        "--models",
+        str(DATA / "qwen3-8b.json"),
+        "--gpu",
+        "NVIDIA H100",
+        "--tokens",
+        "8",
+    ]
     code, _, err = _run(capsys, *argv)
     assert code == 2 and "--hf-config and --models" in err
 
@@ -303,6 +329,15 @@ def test_the_public_api_is_all_and_documented():
         value = getattr(roofline, name)
         if inspect.isfunction(value) or inspect.isclass(value):
             assert inspect.getdoc(value), name
-    for name in ("evaluate", "load_specs", "load_models", "load_hf_config", "validate",
-                 "calibrate", "get_specs", "get_gemm_time_sympy", "plan_model"):  # fmt: skip
+    for name in (
+        "evaluate",
+        "load_specs",
+        "load_models",
+        "load_hf_config",
+        "validate",
+        "calibrate",
+        "get_specs",
+        "get_gemm_time_sympy",
+        "plan_model",
+    ):
         assert name in roofline.__all__

@@ -118,16 +118,27 @@ LOADERS = [
         lambda path: ["specs", "check", path],
         SPEC.replace("NOTE", "plain").replace("FIGURE", "bf16_peak_tops"),
         {
-            "bidi": (SPEC.replace("NOTE", "a\\u202eb").replace("FIGURE", "bf16_peak_tops"),
-                     "notes"),
-            "nul": (SPEC.replace("NOTE", "a\\u0000b").replace("FIGURE", "bf16_peak_tops"),
-                    "notes"),
-            "subnormal": (SPEC.replace("0.9", "5e-324").replace("NOTE", "x")
-                          .replace("FIGURE", "bf16_peak_tops"), "pct_achievable_mem_bw"),
-            "400 digits": (SPEC.replace("1.0e15", N400).replace("NOTE", "x")
-                           .replace("FIGURE", "bf16_peak_tops"), "bf16_peak_tops"),
-            "unknown reference": (SPEC.replace("NOTE", "x").replace("FIGURE", "no_such_key"),
-                                  "sources[0].figures"),
+            "bidi": (
+                SPEC.replace("NOTE", "a\\u202eb").replace("FIGURE", "bf16_peak_tops"),
+                "notes",
+            ),
+            "nul": (SPEC.replace("NOTE", "a\\u0000b").replace("FIGURE", "bf16_peak_tops"), "notes"),
+            "subnormal": (
+                SPEC.replace("0.9", "5e-324")
+                .replace("NOTE", "x")
+                .replace("FIGURE", "bf16_peak_tops"),
+                "pct_achievable_mem_bw",
+            ),
+            "400 digits": (
+                SPEC.replace("1.0e15", N400)
+                .replace("NOTE", "x")
+                .replace("FIGURE", "bf16_peak_tops"),
+                "bf16_peak_tops",
+            ),
+            "unknown reference": (
+                SPEC.replace("NOTE", "x").replace("FIGURE", "no_such_key"),
+                "sources[0].figures",
+            ),
         },
     ),
     Loader(
@@ -137,31 +148,52 @@ LOADERS = [
         {
             "bidi": (_measurements({FIRST["title"]: 'title = "a\\u202eb"'}), "title"),
             "nul": (_measurements({FIRST["title"]: 'title = "a\\u0000b"'}), "title"),
-            "subnormal": (_measurements({FIRST["max_mean_error"]: "max_mean_error = 5e-324"}),
-                          "max_mean_error"),
-            "400 digits": (_measurements({FIRST["value"]: f"value = {N400}"}),
-                           "points[0].value"),
-            "unknown reference": (_measurements({FIRST["gpu"]: 'gpu = "NVIDIA Nope 9000"'}),
-                                  "gpu"),
+            "subnormal": (
+                _measurements({FIRST["max_mean_error"]: "max_mean_error = 5e-324"}),
+                "max_mean_error",
+            ),
+            "400 digits": (_measurements({FIRST["value"]: f"value = {N400}"}), "points[0].value"),
+            "unknown reference": (_measurements({FIRST["gpu"]: 'gpu = "NVIDIA Nope 9000"'}), "gpu"),
         },
     ),
     Loader(
         "calibration",
-        lambda path: ["eval", "--gpu", "NVIDIA B200", "--recipe", "rowwise", "--shape",
-                      "1024,1024,1024", "--calibrated", "--calibration", path],
+        lambda path: [
+            "eval",
+            "--gpu",
+            "NVIDIA B200",
+            "--recipe",
+            "rowwise",
+            "--shape",
+            "1024,1024,1024",
+            "--calibrated",
+            "--calibration",
+            path,
+        ],
         _bundled("calibration.toml"),
         {
-            "bidi": (_calibration({'note = "fixed latency': 'note = "\\u202efixed latency'}),
-                     "gemm_fixed_latency_s.note"),
-            "nul": (_calibration({'note = "fixed latency': 'note = "\\u0000fixed latency'}),
-                    "gemm_fixed_latency_s.note"),
-            "subnormal": (_calibration({FRACTION_LINE: "value = 5e-324"}),
-                          "gemm_efficiency.fp8_block.value"),
-            "400 digits": (_calibration({LATENCY_LINE: f"value = {N400}"}),
-                           "gemm_fixed_latency_s.value"),
-            "unknown reference": (_calibration({'sets = ["m1-b200-relu-linear-mxfp8-cublas", ':
-                                                'sets = ["no-such-set", '}),
-                                  "gemm_fixed_latency_s.sets"),
+            "bidi": (
+                _calibration({'note = "fixed latency': 'note = "\\u202efixed latency'}),
+                "gemm_fixed_latency_s.note",
+            ),
+            "nul": (
+                _calibration({'note = "fixed latency': 'note = "\\u0000fixed latency'}),
+                "gemm_fixed_latency_s.note",
+            ),
+            "subnormal": (
+                _calibration({FRACTION_LINE: "value = 5e-324"}),
+                "gemm_efficiency.fp8_block.value",
+            ),
+            "400 digits": (
+                _calibration({LATENCY_LINE: f"value = {N400}"}),
+                "gemm_fixed_latency_s.value",
+            ),
+            "unknown reference": (
+                _calibration(
+                    {'sets = ["m1-b200-relu-linear-mxfp8-cublas", ': 'sets = ["no-such-set", '}
+                ),
+                "gemm_fixed_latency_s.sets",
+            ),
         },
     ),
     Loader(
@@ -169,19 +201,30 @@ LOADERS = [
         lambda path: ["models", "--models", path],
         MODELS.replace("NOTE", "Tiny").replace("KIND", "dense"),
         {
-            "bidi": (MODELS.replace("NOTE", "Ti\\u202eny").replace("KIND", "dense"),
-                     "display_name"),
-            "nul": (MODELS.replace("NOTE", "Ti\\u0000ny").replace("KIND", "dense"),
-                    "display_name"),
-            "subnormal": (MODELS.replace("NOTE", "Tiny").replace("KIND", "dense")
-                          .replace("K = 1024", "K = 5e-324"), "block[0].gemm[0].K"),
-            "400 digits": (MODELS.replace("NOTE", "Tiny").replace("KIND", "dense")
-                           .replace("N = 1024", f"N = {N400}"), "block[0].gemm[0].N"),
-            "unknown reference": (MODELS.replace("NOTE", "Tiny").replace("KIND", "expertise"),
-                                  "block[0].gemm[0].kind"),
+            "bidi": (
+                MODELS.replace("NOTE", "Ti\\u202eny").replace("KIND", "dense"),
+                "display_name",
+            ),
+            "nul": (MODELS.replace("NOTE", "Ti\\u0000ny").replace("KIND", "dense"), "display_name"),
+            "subnormal": (
+                MODELS.replace("NOTE", "Tiny")
+                .replace("KIND", "dense")
+                .replace("K = 1024", "K = 5e-324"),
+                "block[0].gemm[0].K",
+            ),
+            "400 digits": (
+                MODELS.replace("NOTE", "Tiny")
+                .replace("KIND", "dense")
+                .replace("N = 1024", f"N = {N400}"),
+                "block[0].gemm[0].N",
+            ),
+            "unknown reference": (
+                MODELS.replace("NOTE", "Tiny").replace("KIND", "expertise"),
+                "block[0].gemm[0].kind",
+            ),
         },
     ),
-]  # fmt: skip
+]
 FILE_LEVEL = ("device", "FIFO", "BOM", "5 MB file")
 CASES = [(loader, case) for loader in LOADERS for case in (*FILE_LEVEL, *loader.variants)]
 

@@ -89,12 +89,14 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
 
 
 def _specs_file(tmp_path: Path, count: int, extra: str = "") -> Path:
-    return _write(tmp_path, "gpus.toml", "".join(GPU_ENTRY.format(i=i) for i in range(count))
-                  + extra)  # fmt: skip
+    return _write(
+        tmp_path, "gpus.toml", "".join(GPU_ENTRY.format(i=i) for i in range(count)) + extra
+    )
 
 
-def _models_file(tmp_path: Path, models: int, blocks: int = 1, gemms: int = 1,
-                 displays: list[str] | None = None) -> Path:  # fmt: skip
+def _models_file(
+    tmp_path: Path, models: int, blocks: int = 1, gemms: int = 1, displays: list[str] | None = None
+) -> Path:
     parts = ["schema_version = 1\n"]
     for i in range(models):
         display = displays[i] if displays else f"Model {i}"
@@ -173,14 +175,33 @@ def test_f03_measurement_files_are_capped_and_their_problems_listed_short(capsys
     [
         ["validate", "--measurements", "{x}"],
         ["calibrate", "--measurements", "{x}"],
-        ["eval", "--gpu", "NVIDIA B200", "--recipe", "rowwise", "--shape", "16,16,16",
-         "--calibrated", "--calibration", "{x}"],
-        ["eval", "--specs", "{x}", "--gpu", "Test GPU 0", "--recipe", "rowwise", "--shape",
-         "16,16,16"],
+        [
+            "eval",
+            "--gpu",
+            "NVIDIA B200",
+            "--recipe",
+            "rowwise",
+            "--shape",
+            "16,16,16",
+            "--calibrated",
+            "--calibration",
+            "{x}",
+        ],
+        [
+            "eval",
+            "--specs",
+            "{x}",
+            "--gpu",
+            "Test GPU 0",
+            "--recipe",
+            "rowwise",
+            "--shape",
+            "16,16,16",
+        ],
         ["build", "--specs", "{x}", "--site-dir", "{site}"],
     ],
     ids=["validate", "calibrate", "eval --calibration", "eval --specs", "build --specs"],
-)  # fmt: skip
+)
 @pytest.mark.parametrize("kind", ["device", "fifo"])
 def test_f04_devices_and_fifos_are_refused_before_reading(capsys, tmp_path, argv, kind):
     path = "/dev/zero" if kind == "device" else str(tmp_path / "fifo.toml")
@@ -189,8 +210,13 @@ def test_f04_devices_and_fifos_are_refused_before_reading(capsys, tmp_path, argv
     site = str(tmp_path / "site")
     argv = [a.format(x=path, site=site) for a in argv]
     if argv[0] == "build":  # in its own process: the build's stage timer keeps its stdout
-        proc = subprocess.run([sys.executable, "-m", "roofline.cli", *argv], cwd=ROOT,
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "roofline.cli", *argv],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         code, err = proc.returncode, proc.stderr
     else:
         code, _, err = _run(capsys, *argv)
@@ -220,8 +246,19 @@ def test_f05_malformed_calibration_files_are_problems_not_tracebacks(capsys, tmp
     path = _write(tmp_path, "calibration.toml", text)
     with pytest.raises(DataFileError):
         load_calibration(path)
-    code, out, err = _run(capsys, "eval", "--gpu", "NVIDIA B200", "--recipe", "rowwise",
-                          "--shape", "64,64,64", "--calibrated", "--calibration", str(path))  # fmt: skip
+    code, out, err = _run(
+        capsys,
+        "eval",
+        "--gpu",
+        "NVIDIA B200",
+        "--recipe",
+        "rowwise",
+        "--shape",
+        "64,64,64",
+        "--calibrated",
+        "--calibration",
+        str(path),
+    )
     assert code == 2 and out == "" and err.startswith(f"error: {path}: "), err
 
 
@@ -230,18 +267,35 @@ def test_f06_a_subnormal_or_overflowing_efficiency_is_refused_naming_the_key(cap
         path = _specs_file(tmp_path, 1, f"pct_achievable_mem_bw = {value}\n")
         err = _one_error(capsys, "specs", "check", str(path))
         assert "key 'pct_achievable_mem_bw'" in err and value in err
-        code, out, _ = _run(capsys, "eval", "--specs", str(path), "--gpu", "Test GPU 0",
-                            "--recipe", "rowwise", "--shape", "16,16,16", "--format", "json")  # fmt: skip
+        code, out, _ = _run(
+            capsys,
+            "eval",
+            "--specs",
+            str(path),
+            "--gpu",
+            "Test GPU 0",
+            "--recipe",
+            "rowwise",
+            "--shape",
+            "16,16,16",
+            "--format",
+            "json",
+        )
         assert code == 2 and out == ""  # never "[" and a traceback about inf
-    assert _node_check("inRange", {"low": 0, "high": 1, "low_inclusive": False,
-                                   "high_inclusive": True}, 1e-320) is False  # fmt: skip
+    assert (
+        _node_check(
+            "inRange", {"low": 0, "high": 1, "low_inclusive": False, "high_inclusive": True}, 1e-320
+        )
+        is False
+    )
 
 
 def test_f07_bidi_and_invisible_characters_are_refused_in_urls_and_text(tmp_path):
     assert url_problem("https://example.com/a\u202eexe.png") is not None
     assert url_problem("https://example.com/a\u200bb") is not None
-    spec = _specs_file(tmp_path, 1, '[[gpu.sources]]\nurl = "https://x.org/a\u202egnp.exe"\n'
-                       'read_on = 2026-01-01\n')  # fmt: skip
+    spec = _specs_file(
+        tmp_path, 1, '[[gpu.sources]]\nurl = "https://x.org/a\u202egnp.exe"\nread_on = 2026-01-01\n'
+    )
     with pytest.raises(RooflineError, match="sources"):
         load_specs(spec)
     text = _bundled("measurements.toml")
@@ -284,8 +338,19 @@ def test_f09_calibration_set_ids_are_checked_at_load(capsys, tmp_path, bad):
         'sets = ["m1-b200-relu-linear-mxfp8-cublas", ', f'sets = ["{bad}", ', 1
     )
     path = _write(tmp_path, "calibration.toml", text)
-    err = _one_error(capsys, "eval", "--gpu", "NVIDIA B200", "--recipe", "rowwise", "--shape",
-                     "64,64,64", "--calibrated", "--calibration", str(path))  # fmt: skip
+    err = _one_error(
+        capsys,
+        "eval",
+        "--gpu",
+        "NVIDIA B200",
+        "--recipe",
+        "rowwise",
+        "--shape",
+        "64,64,64",
+        "--calibrated",
+        "--calibration",
+        str(path),
+    )
     assert str(path) in err and "gemm_fixed_latency_s.sets" in err
     load_calibration()  # the bundled file, its set ids checked against the bundled sets
 
@@ -325,11 +390,18 @@ def test_f13_output_is_never_one_of_the_inputs(capsys, tmp_path):
     eval_args = ["eval", "--gpu", "NVIDIA B200", "--recipe", "rowwise"]
     for argv in (
         [*eval_args, "--shapes-file", str(shapes), "-o", str(shapes)],
-        [*eval_args, "--shape", "64,64,64", "--calibrated", "--calibration", str(calibration),
-         "-o", str(calibration)],
-        ["model", "llama3-8b", "--models", str(models), "--gpu", "NVIDIA B200", "-o",
-         str(models)],
-    ):  # fmt: skip
+        [
+            *eval_args,
+            "--shape",
+            "64,64,64",
+            "--calibrated",
+            "--calibration",
+            str(calibration),
+            "-o",
+            str(calibration),
+        ],
+        ["model", "llama3-8b", "--models", str(models), "--gpu", "NVIDIA B200", "-o", str(models)],
+    ):
         err = _one_error(capsys, *argv)
         assert "is the input file" in err
     assert all(p.read_bytes() == data for p, data in before.items())
@@ -356,21 +428,43 @@ def test_f14_the_calculator_applies_the_clis_dimension_rules(capsys):
     shape = _shape_messages()
     for dim, text in (("M", "1e3"), ("K", "1024.0"), ("G", "1e1"), ("N", "+8")):
         assert _node_check("dimProblem", shape, dim, text) is not None, (dim, text)
-        code, _, _ = _run(capsys, "eval", "--gpu", "NVIDIA B200", "--recipe", "rowwise",
-                          *(["--shape", "1024,1024,1024", "--groups", text] if dim == "G" else
-                            ["--shape", ",".join(text if d == dim else "1024" for d in "MKN")]))  # fmt: skip
+        code, _, _ = _run(
+            capsys,
+            "eval",
+            "--gpu",
+            "NVIDIA B200",
+            "--recipe",
+            "rowwise",
+            *(
+                ["--shape", "1024,1024,1024", "--groups", text]
+                if dim == "G"
+                else ["--shape", ",".join(text if d == dim else "1024" for d in "MKN")]
+            ),
+        )
         assert code == 2  # the CLI refuses it too
     assert _node_check("dimProblem", shape, "M", "1024") is None
     message = _node_check("groupsProblem", shape, {"M": "16", "G": "32"})
-    err = _one_error(capsys, "eval", "--gpu", "NVIDIA B200", "--recipe", "rowwise", "--shape",
-                     "16,1024,1024", "--groups", "32")  # fmt: skip
+    err = _one_error(
+        capsys,
+        "eval",
+        "--gpu",
+        "NVIDIA B200",
+        "--recipe",
+        "rowwise",
+        "--shape",
+        "16,1024,1024",
+        "--groups",
+        "32",
+    )
     assert message and err == f"error: {message}\n"
     assert _node_check("groupsProblem", shape, {"M": "32", "G": "32"}) is None
 
 
-@pytest.mark.parametrize("twin", ["Model\u00ad 0", "Model\U000e0041 0", "Model\u3164 0",
-                                  "Model\u034f 0", "Ｍｏｄｅｌ 0"],
-                         ids=["soft hyphen", "tag", "Hangul filler", "CGJ", "fullwidth"])  # fmt: skip
+@pytest.mark.parametrize(
+    "twin",
+    ["Model\u00ad 0", "Model\U000e0041 0", "Model\u3164 0", "Model\u034f 0", "Ｍｏｄｅｌ 0"],
+    ids=["soft hyphen", "tag", "Hangul filler", "CGJ", "fullwidth"],
+)
 def test_f15_look_alike_display_names_are_refused(tmp_path, twin):
     path = _models_file(tmp_path, 2, displays=["Model 0", twin])
     with pytest.raises(DataFileError) as info:
@@ -389,8 +483,19 @@ def test_f16_each_problem_is_one_line_with_one_error_and_clear_file_messages(cap
     bom.write_bytes(b"\xef\xbb\xbf" + GPU_ENTRY.format(i=0).encode())
     err = _one_error(capsys, "specs", "check", str(bom))
     assert "byte-order mark" in err and "Invalid statement" not in err
-    err = _one_error(capsys, "eval", "--gpu", "NVIDIA B200", "--recipe", "rowwise", "--shape",
-                     "64,64,64", "--calibrated", "--calibration", str(tmp_path / "none.toml"))  # fmt: skip
+    err = _one_error(
+        capsys,
+        "eval",
+        "--gpu",
+        "NVIDIA B200",
+        "--recipe",
+        "rowwise",
+        "--shape",
+        "64,64,64",
+        "--calibrated",
+        "--calibration",
+        str(tmp_path / "none.toml"),
+    )
     assert "[Errno" not in err and "a readable calibration file" in err
 
 
@@ -403,8 +508,9 @@ def test_f17_model_charts_and_pages_read_for_small_presets():
     ticks, decimals = axis_ticks(1.2)
     labels = [f"{t:,.{decimals}f}" for t in ticks]
     assert len(set(labels)) == len(labels) > 2  # never "0 0 0 0 0 0 1"
-    svg = model_time_svg("tiny", ["bf16", "rowwise"], ["q_proj"],
-                         np.array([[2e-5], [2.2e-5]]), [2.1e-5, 2.3e-5])  # fmt: skip
+    svg = model_time_svg(
+        "tiny", ["bf16", "rowwise"], ["q_proj"], np.array([[2e-5], [2.2e-5]]), [2.1e-5, 2.3e-5]
+    )
     assert "microseconds per step" in svg and " 0 ms" not in svg and "µs, 0.91×" in svg
     assert short_label("x" * 80).endswith("…") and len(short_label("x" * 80)) == 28
     assert units.versus_bf16(0.9) == "0.90× the speed of bf16: slower"

@@ -53,8 +53,20 @@ def installed(tmp_path_factory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("installed")
     source = _source_copy(tmp / "src")
     wheels = tmp / "wheels"
-    built = _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                  "--no-build-isolation", "-w", str(wheels), str(source)])  # fmt: skip
+    built = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(wheels),
+            str(source),
+        ]
+    )
     assert built.returncode == 0, built.stderr
     (wheel,) = wheels.glob("roofline_atlas-*.whl")
     venv = tmp / "venv"
@@ -64,8 +76,20 @@ def installed(tmp_path_factory) -> dict[str, Path]:
     query = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
     purelib = Path(_run([str(python), "-c", query], cwd=tmp).stdout.strip())
     (purelib / "_roofline_test_deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    install = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q",
-                    "--no-deps", "--no-build-isolation", str(wheel)])  # fmt: skip
+    install = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            str(wheel),
+        ]
+    )
     assert install.returncode == 0, install.stderr
     return {"tmp": tmp, "bin": venv / "bin", "purelib": purelib}
 
@@ -77,9 +101,14 @@ def _env(tmp: Path) -> dict[str, str]:
 
 
 def test_the_wheel_is_what_runs(installed):
-    where = _run([str(installed["bin"] / "python"), "-c",
-                  "import roofline, site_gen; print(roofline.__file__); print(site_gen.__file__)"],
-                 cwd=installed["tmp"])  # fmt: skip
+    where = _run(
+        [
+            str(installed["bin"] / "python"),
+            "-c",
+            "import roofline, site_gen; print(roofline.__file__); print(site_gen.__file__)",
+        ],
+        cwd=installed["tmp"],
+    )
     for line in where.stdout.split():
         assert Path(line).is_relative_to(installed["purelib"]), where.stdout
     files = _files(installed["purelib"] / "site_gen" / "site_files")
@@ -96,15 +125,25 @@ def test_an_installed_tool_builds_a_site_from_any_folder(installed):
     (team / "runbook.md").write_text("# Runbook\n\nHow we publish this site.\n")
     shutil.copy2(SPECS, work / "specs.toml")
     before = _files(installed["purelib"])
-    argv = [str(installed["bin"] / "roofline"), "build", "--specs", "specs.toml",
-            "--site-dir", "site", "--docs-dir", "our-pages"]  # fmt: skip
+    argv = [
+        str(installed["bin"] / "roofline"),
+        "build",
+        "--specs",
+        "specs.toml",
+        "--site-dir",
+        "site",
+        "--docs-dir",
+        "our-pages",
+    ]
     done = _run(argv, cwd=work, env=_env(tmp))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "site built" in done.stdout
     assert _files(installed["purelib"]) == before  # nothing written into site-packages
     site = work / "site"
     assert (site / "index.html").is_file()
-    assert (site / "team" / "index.html").is_file() and (site / "team" / "runbook" / "index.html").is_file()
+    assert (site / "team" / "index.html").is_file() and (
+        site / "team" / "runbook" / "index.html"
+    ).is_file()
     home = (site / "index.html").read_text()
     assert "Team pages" in home and "Our cluster" in (site / "team" / "index.html").read_text()
     assert (site / "generated" / "models" / "index.html").is_file()
@@ -119,12 +158,29 @@ def test_an_installed_tool_builds_a_site_from_any_folder(installed):
 
 def test_installed_errors_are_one_line(installed):
     tmp = installed["tmp"]
-    argv = [str(installed["bin"] / "roofline"), "build", "--site-dir", str(tmp / "s2"),
-            "--docs-dir", str(tmp / "no-such-folder")]  # fmt: skip
+    argv = [
+        str(installed["bin"] / "roofline"),
+        "build",
+        "--site-dir",
+        str(tmp / "s2"),
+        "--docs-dir",
+        str(tmp / "no-such-folder"),
+    ]
     done = _run(argv, cwd=tmp, env=_env(tmp))
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "--docs-dir" in done.stderr and not (tmp / "s2").exists()
-    models = _run([str(installed["bin"] / "roofline"), "model", "--hf-config",
-                   str(ROOT / "tests" / "data" / "hf" / "qwen3-8b.json"), "--gpu", "NVIDIA H100",
-                   "--tokens", "4096"], cwd=tmp, env=_env(tmp))  # fmt: skip
+    models = _run(
+        [
+            str(installed["bin"] / "roofline"),
+            "model",
+            "--hf-config",
+            str(ROOT / "tests" / "data" / "hf" / "qwen3-8b.json"),
+            "--gpu",
+            "NVIDIA H100",
+            "--tokens",
+            "4096",
+        ],
+        cwd=tmp,
+        env=_env(tmp),
+    )
     assert models.returncode == 0 and "lm_head" in models.stdout, models.stderr

@@ -35,8 +35,15 @@ def _cases(count: int = 60) -> list[dict]:
     for i in picks:
         gpu, recipe, mode, fusion = combos[i]
         m, k, n = (int(v) * 128 for v in rng.integers(1, 256, 3))
-        cases.append({"gpu": gpu, "recipe": recipe.name, "mode": mode.value,
-                      "fusion": fusion, "shape": (m, k, n)})  # fmt: skip
+        cases.append(
+            {
+                "gpu": gpu,
+                "recipe": recipe.name,
+                "mode": mode.value,
+                "fusion": fusion,
+                "shape": (m, k, n),
+            }
+        )
     return cases
 
 
@@ -44,23 +51,28 @@ def _cases(count: int = 60) -> list[dict]:
 def test_generated_javascript_matches_evaluate(script):
     cases = _cases()
     payload = [
-        {"key": model_key(c["mode"], c["recipe"], c["fusion"]), "shape": c["shape"],
-         "hw": c["gpu"].hardware_values()}
+        {
+            "key": model_key(c["mode"], c["recipe"], c["fusion"]),
+            "shape": c["shape"],
+            "hw": c["gpu"].hardware_values(),
+        }
         for c in cases
-    ]  # fmt: skip
+    ]
     program = (
         f"require({json.dumps(script)});"
         "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
         "const out = cases.map(c => RooflineModels.models[c.key].times(...c.shape, c.hw));"
         "process.stdout.write(JSON.stringify(out));"
     )
-    result = subprocess.run([NODE, "-e", program], input=json.dumps(payload), text=True,
-                            capture_output=True, check=True)  # fmt: skip
+    result = subprocess.run(
+        [NODE, "-e", program], input=json.dumps(payload), text=True, capture_output=True, check=True
+    )
     for case, js in zip(cases, json.loads(result.stdout), strict=True):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", HypotheticalWarning)
-            ours = evaluate_terms(case["gpu"], case["mode"], case["recipe"], *case["shape"],
-                                  fusion=case["fusion"])  # fmt: skip
+            ours = evaluate_terms(
+                case["gpu"], case["mode"], case["recipe"], *case["shape"], fusion=case["fusion"]
+            )
         for key, value in ours.items():
             assert js[key] == pytest.approx(float(value), rel=1e-12), (case, key)
 
@@ -85,8 +97,9 @@ def calculator_data() -> dict:
 
 def _fill(template: str, **values: str) -> str:
     """calculator.js's fill: ``{key}`` replaced, ``{{``/``}}`` literal braces."""
-    return re.sub(r"\{\{|\}\}|\{(\w+)\}",
-                  lambda m: values.get(m[1], m[0]) if m[1] else m[0][0], template)  # fmt: skip
+    return re.sub(
+        r"\{\{|\}\}|\{(\w+)\}", lambda m: values.get(m[1], m[0]) if m[1] else m[0][0], template
+    )
 
 
 def _without_guess(message: str) -> str:
@@ -102,13 +115,23 @@ def test_calculator_data_carries_the_lint_ranges(calculator_data):
     for h in calculator_data["hardware"]:
         launch = h["key"] == "kernel_launch_overhead_s"
         want = LAUNCH_OVERHEAD_RANGE if launch else GPU_KEYS[h["key"]].range
-        assert h["range"] == {"low": want.low, "high": want.high,
-                              "low_inclusive": want.low_inclusive,
-                              "high_inclusive": want.high_inclusive}, h["key"]  # fmt: skip
+        assert h["range"] == {
+            "low": want.low,
+            "high": want.high,
+            "low_inclusive": want.low_inclusive,
+            "high_inclusive": want.high_inclusive,
+        }, h["key"]
 
 
-HOSTILE_NAMES = ["__proto__", "constructor", "toString", "hasOwnProperty",
-                 "<img src=x onerror=alert(1)>", "it's \"x\"", "{name}"]
+HOSTILE_NAMES = [
+    "__proto__",
+    "constructor",
+    "toString",
+    "hasOwnProperty",
+    "<img src=x onerror=alert(1)>",
+    'it\'s "x"',
+    "{name}",
+]
 
 
 @pytest.mark.parametrize("name", HOSTILE_NAMES)
@@ -169,9 +192,13 @@ def test_calculator_templates_keep_braces_of_gpu_names():
 def _models(calibrated: bool, grouped: tuple[bool, ...] = (False,)):
     from roofline.model.build import build_model
 
-    return [build_model(mode, recipe, fusion, calibrated=calibrated, grouped=g)
-            for recipe in RECIPE_LIST for mode in recipe.modes for fusion in (False, True)
-            for g in grouped]  # fmt: skip
+    return [
+        build_model(mode, recipe, fusion, calibrated=calibrated, grouped=g)
+        for recipe in RECIPE_LIST
+        for mode in recipe.modes
+        for fusion in (False, True)
+        for g in grouped
+    ]
 
 
 def test_calibrated_functions_read_the_calibration_parameters():
@@ -202,8 +229,7 @@ def test_calibrated_functions_read_the_calibration_parameters():
 def test_grouped_only_parameters_are_read_by_grouped_functions_only():
     from roofline.publish.jscode import model_function
 
-    grouped_only = ('cal["grouped_efficiency.', 'cal["cast_efficiency.rearrange',
-                    'cal["rearrange_')  # fmt: skip
+    grouped_only = ('cal["grouped_efficiency.', 'cal["cast_efficiency.rearrange', 'cal["rearrange_')
     dense = "\n".join(model_function(m) for m in _models(calibrated=True))
     grouped = "\n".join(model_function(m) for m in _models(calibrated=True, grouped=(True,)))
     for prefix in grouped_only:
@@ -229,8 +255,13 @@ def test_printer_writes_ceiling_and_floor_as_math_calls():
     text = _Printer({"full_prec": True}).doprint(sympy.ceiling(M / 128) + sympy.floor(K / 32))
     assert "Math.ceil(" in text and "Math.floor(" in text
     m, k = 1000, 100
-    assert eval(text.replace("Math.ceil", "math.ceil").replace("Math.floor", "math.floor"),
-                {"math": __import__("math"), "M": m, "K": k}) == -(-m // 128) + k // 32  # fmt: skip
+    assert (
+        eval(
+            text.replace("Math.ceil", "math.ceil").replace("Math.floor", "math.floor"),
+            {"math": __import__("math"), "M": m, "K": k},
+        )
+        == -(-m // 128) + k // 32
+    )
 
 
 def test_fixed_latency_is_each_calibrated_terms_constant_part():
@@ -262,10 +293,14 @@ def test_generated_calibrated_javascript_matches_evaluate(script):
     cases = _cases(30)
     cals = [calibration_of(c["gpu"], specs) for c in cases]
     payload = [
-        {"key": model_key(c["mode"], c["recipe"], c["fusion"]), "shape": c["shape"],
-         "hw": c["gpu"].hardware_values(), "cal": cal.numbers()}
+        {
+            "key": model_key(c["mode"], c["recipe"], c["fusion"]),
+            "shape": c["shape"],
+            "hw": c["gpu"].hardware_values(),
+            "cal": cal.numbers(),
+        }
         for c, cal in zip(cases, cals, strict=True)
-    ]  # fmt: skip
+    ]
     program = (
         f"require({json.dumps(script)});"
         "const cases = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
@@ -273,13 +308,21 @@ def test_generated_calibrated_javascript_matches_evaluate(script):
         ".times(...c.shape, c.hw, c.cal));"
         "process.stdout.write(JSON.stringify(out));"
     )
-    result = subprocess.run([NODE, "-e", program], input=json.dumps(payload), text=True,
-                            capture_output=True, check=True)  # fmt: skip
+    result = subprocess.run(
+        [NODE, "-e", program], input=json.dumps(payload), text=True, capture_output=True, check=True
+    )
     for case, cal, js in zip(cases, cals, json.loads(result.stdout), strict=True):
-        ours = evaluate_terms(case["gpu"], case["mode"], case["recipe"], *case["shape"],
-                              fusion=case["fusion"], calibration=cal)  # fmt: skip
-        torchao = evaluate_terms(case["gpu"], case["mode"], case["recipe"], *case["shape"],
-                                 fusion=case["fusion"])  # fmt: skip
+        ours = evaluate_terms(
+            case["gpu"],
+            case["mode"],
+            case["recipe"],
+            *case["shape"],
+            fusion=case["fusion"],
+            calibration=cal,
+        )
+        torchao = evaluate_terms(
+            case["gpu"], case["mode"], case["recipe"], *case["shape"], fusion=case["fusion"]
+        )
         assert any(js[k] != pytest.approx(float(v), rel=1e-6) for k, v in torchao.items())
         for key, value in ours.items():
             assert js[key] == pytest.approx(float(value), rel=1e-12), (case, key)
@@ -340,8 +383,7 @@ def test_nested_piecewise_evaluates_branch_by_branch():
         "process.stdout.write(JSON.stringify([1, 2, 8, 9, 100].map(g => f(7, g))));"
     )
     out = subprocess.run([NODE, "-e", program], text=True, capture_output=True, check=True)
-    assert json.loads(out.stdout) == [float(nested.subs({M: 7, G: g}))
-                                      for g in (1, 2, 8, 9, 100)]  # fmt: skip
+    assert json.loads(out.stdout) == [float(nested.subs({M: 7, G: g})) for g in (1, 2, 8, 9, 100)]
 
 
 def _grouped_cases(count: int) -> list[dict]:
@@ -360,8 +402,9 @@ def _run_node(script: str, payload: list[dict], call: str) -> list[dict]:
         f"const out = cases.map(c => {call});"
         "process.stdout.write(JSON.stringify(out));"
     )
-    result = subprocess.run([NODE, "-e", program], input=json.dumps(payload), text=True,
-                            capture_output=True, check=True)  # fmt: skip
+    result = subprocess.run(
+        [NODE, "-e", program], input=json.dumps(payload), text=True, capture_output=True, check=True
+    )
     return json.loads(result.stdout)
 
 
@@ -374,10 +417,15 @@ def test_generated_grouped_javascript_matches_evaluate(script, calibrated):
     cases = _grouped_cases(20)
     cals = [calibration_of(c["gpu"], specs) if calibrated else None for c in cases]
     payload = [
-        {"key": model_key(c["mode"], c["recipe"], c["fusion"]), "shape": c["shape"],
-         "G": c["groups"], "hw": c["gpu"].hardware_values(), "cal": cal and cal.numbers()}
+        {
+            "key": model_key(c["mode"], c["recipe"], c["fusion"]),
+            "shape": c["shape"],
+            "G": c["groups"],
+            "hw": c["gpu"].hardware_values(),
+            "cal": cal and cal.numbers(),
+        }
         for c, cal in zip(cases, cals, strict=True)
-    ]  # fmt: skip
+    ]
     which = ".calibrated" if calibrated else ""
     args = "c.hw, c.cal" if calibrated else "c.hw"
     call = f"times(...c.shape, c.G, {args})"
@@ -388,9 +436,15 @@ def test_generated_grouped_javascript_matches_evaluate(script, calibrated):
     for case, cal, js, js_dense in zip(cases, cals, grouped, dense, strict=True):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", HypotheticalWarning)
-            ours = evaluate_terms(case["gpu"], case["mode"], case["recipe"], *case["shape"],
-                                  fusion=case["fusion"], calibration=cal,
-                                  groups=case["groups"])  # fmt: skip
+            ours = evaluate_terms(
+                case["gpu"],
+                case["mode"],
+                case["recipe"],
+                *case["shape"],
+                fusion=case["fusion"],
+                calibration=cal,
+                groups=case["groups"],
+            )
         assert set(js) >= set(ours)
         for key, value in ours.items():
             assert js[key] == pytest.approx(float(value), rel=1e-12, abs=0), (case, key)
@@ -447,11 +501,13 @@ def test_calculator_model_presets_reproduce_gemm_instances(calculator_data):
         for ep in entry["eps"]:
             for tokens in (1, 4096, 12345):
                 want = preset.gemm_instances(tokens, ep)
-                got = [(g["key"], g["kind"], tokens * g["rows"], g["K"], g["N"], groups, g["count"])
-                       for g, groups in zip(entry["gemms"], entry["groups"][str(ep)],
-                                            strict=True)]  # fmt: skip
-                assert got == [(w.key, w.kind.value, w.M, w.K, w.N, w.groups, w.count)
-                               for w in want], (preset.name, ep, tokens)  # fmt: skip
+                got = [
+                    (g["key"], g["kind"], tokens * g["rows"], g["K"], g["N"], groups, g["count"])
+                    for g, groups in zip(entry["gemms"], entry["groups"][str(ep)], strict=True)
+                ]
+                assert got == [
+                    (w.key, w.kind.value, w.M, w.K, w.N, w.groups, w.count) for w in want
+                ], (preset.name, ep, tokens)
     assert any(max(g) > 1 for m in data["models"] for g in m["groups"].values())
 
 
@@ -473,8 +529,9 @@ def test_calculator_routed_rows_messages_are_gemm_instances(calculator_data):
     routed = 0
     for entry in calculator_data["model_presets"]["models"]:
         for tokens in (limit // 8 + 1, limit // 4 + 1, limit // 2, limit):
-            first = next((g for g in entry["gemms"]
-                          if g["routed"] and tokens * g["rows"] > limit), None)  # fmt: skip
+            first = next(
+                (g for g in entry["gemms"] if g["routed"] and tokens * g["rows"] > limit), None
+            )
             try:
                 models.get(entry["name"]).gemm_instances(tokens)
             except ParameterError as err:
@@ -507,9 +564,12 @@ def test_calculator_data_carries_hostile_preset_names_as_json_only():
     # someone inlined it in a page; the quote is escaped by JSON.
     assert "<" not in text and "\\u003c/script>" in text and '\\"' in text
     if NODE is not None:  # and a JavaScript engine reads back exactly the same value
-        program = ("const window = {};" + text +
-                   "process.stdout.write(JSON.stringify(window.RooflineCalculatorData"
-                   ".model_presets.models[0].label));")  # fmt: skip
+        program = (
+            "const window = {};"
+            + text
+            + "process.stdout.write(JSON.stringify(window.RooflineCalculatorData"
+            ".model_presets.models[0].label));"
+        )
         out = subprocess.run([NODE, "-e", program], text=True, capture_output=True, check=True)
         assert json.loads(out.stdout) == hostile
 

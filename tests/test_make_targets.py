@@ -42,9 +42,14 @@ def _make(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
         pytest.skip("make is not installed")
     if not (ROOT / ".venv" / ".installed").is_file():
         pytest.skip("run through `make test`: the targets use the .venv it installs")
-    return subprocess.run(["make", "-s", "-C", str(ROOT), *args], capture_output=True,
-                          text=True, check=False, env={**os.environ, **(env or {})},
-                          timeout=900)  # fmt: skip
+    return subprocess.run(
+        ["make", "-s", "-C", str(ROOT), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
+        timeout=900,
+    )
 
 
 def test_workflows_call_only_targets_the_suite_runs() -> None:
@@ -60,13 +65,16 @@ def test_workflows_call_only_targets_the_suite_runs() -> None:
 def test_make_site_publishes_real_permalinks(tmp_path: Path) -> None:
     url = "https://example.org/atlas/"
     site = tmp_path / "site"
-    proc = _make("site", f"SITE_DIR={site}", f"SPECS={SMALL_SPECS}",
-                 env={"ROOFLINE_ATLAS_SITE_URL": url,
-                      "ROOFLINE_ATLAS_BUILD_CACHE": str(tmp_path / "cache")})  # fmt: skip
+    proc = _make(
+        "site",
+        f"SITE_DIR={site}",
+        f"SPECS={SMALL_SPECS}",
+        env={"ROOFLINE_ATLAS_SITE_URL": url, "ROOFLINE_ATLAS_BUILD_CACHE": str(tmp_path / "cache")},
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     sitemap = (site / "sitemap.xml").read_text("utf-8")
     assert f"<loc>{url}generated/gpus/test-b200/</loc>" in sitemap
-    page = (site / "generated" / "gpus" / "test-b200" / "training-rowwise" / "index.html")
+    page = site / "generated" / "gpus" / "test-b200" / "training-rowwise" / "index.html"
     html = page.read_text("utf-8")
     assert f'<link rel="canonical" href="{url}generated/gpus/test-b200/training-rowwise/">' in html
     assert f"{url}generated/gpus/test-b200/training-rowwise/#f-" in html  # the Cite snippets

@@ -47,11 +47,14 @@ def test_find_math_reads_both_delimiters_and_unescapes() -> None:
     ]
 
 
-@pytest.mark.parametrize("element", [
-    '<span class="arithmatex">$x$</span>',
-    '<div class="arithmatex">\\[x</div>',
-    '<span class="arithmatex">\\(x<b>y</b>\\)</span>',
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "element",
+    [
+        '<span class="arithmatex">$x$</span>',
+        '<div class="arithmatex">\\[x</div>',
+        '<span class="arithmatex">\\(x<b>y</b>\\)</span>',
+    ],
+)
 def test_find_math_refuses_what_is_not_plain_tex(element: str) -> None:
     with pytest.raises(MathError, match=r"page\.md"):
         find_math(f"<p>{element}</p>", "page.md")
@@ -62,8 +65,10 @@ def test_pages_get_katex_markup_and_keep_their_elements(math: PageMath) -> None:
     out = math.typeset(page, "page.md")
     assert out.startswith('<p>before <span class="arithmatex"><span class="katex">')
     # A displayed formula is a box that may scroll: a named tab stop (atlas.js prunes).
-    assert ('<div class="arithmatex ra-math" tabindex="0" role="group" aria-label="Formula">'
-            '<span class="katex-display">') in out  # fmt: skip
+    assert (
+        '<div class="arithmatex ra-math" tabindex="0" role="group" aria-label="Formula">'
+        '<span class="katex-display">'
+    ) in out
     assert not re.search(r"\\[\[(]", re.sub(r"<annotation.*?</annotation>", "", out))
     assert out.count('class="katex"') == 3 and "</span> after</p>" in out
     # MathML only: no KaTeX HTML layout (the browser lays the MathML out).
@@ -97,14 +102,18 @@ def test_the_same_page_twice_gives_the_same_bytes(math: PageMath, katex_js: Path
         other.close()
 
 
-@pytest.mark.parametrize(("tex", "reason"), [
-    (r"\frac{a", "Unexpected end of input"),
-    (r"\undefinedmacro x", "Undefined control sequence"),
-    (r"\href{javascript:alert(1)}{x}", r"untrusted command\(s\) \\href"),
-    (r"\htmlClass{x}{y}", "HTML extension is disabled"),
-])  # fmt: skip
-def test_a_katex_error_names_the_page_and_the_expression(math: PageMath, tex: str,
-                                                         reason: str) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("tex", "reason"),
+    [
+        (r"\frac{a", "Unexpected end of input"),
+        (r"\undefinedmacro x", "Undefined control sequence"),
+        (r"\href{javascript:alert(1)}{x}", r"untrusted command\(s\) \\href"),
+        (r"\htmlClass{x}{y}", "HTML extension is disabled"),
+    ],
+)
+def test_a_katex_error_names_the_page_and_the_expression(
+    math: PageMath, tex: str, reason: str
+) -> None:
     good = r'<span class="arithmatex">\(y\)</span>'
     bad = f'<span class="arithmatex">\\({tex}\\)</span>'
     with pytest.raises(MathError, match=reason) as info:
@@ -127,7 +136,8 @@ def _mkdocs_project(tmp_path: Path, katex_js: Path, page: str) -> Path:
     (docs / "generated" / "katex").mkdir(parents=True)
     shutil.copy2(katex_js, docs / "generated" / "katex" / "katex.min.js")
     (docs / "index.md").write_text(page, "utf-8")
-    (tmp_path / "mkdocs.yml").write_text(textwrap.dedent(f"""\
+    (tmp_path / "mkdocs.yml").write_text(
+        textwrap.dedent(f"""\
         site_name: t
         docs_dir: docs
         hooks: ["{HOOK}"]
@@ -135,7 +145,9 @@ def _mkdocs_project(tmp_path: Path, katex_js: Path, page: str) -> Path:
         markdown_extensions:
           - pymdownx.arithmatex:
               generic: true
-    """), "utf-8")  # fmt: skip
+    """),
+        "utf-8",
+    )
     return tmp_path / "mkdocs.yml"
 
 

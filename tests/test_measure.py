@@ -73,8 +73,13 @@ def test_run_jobs_warms_up_then_times_each_run():
     calls: list = []
     timer = PlantedTimer([3e-6, 1e-6, 2e-6])
     seen = []
-    results = run_jobs([_job(calls=calls)], timer, warmup=4, repeats=3,
-                       progress=lambda done, total, job: seen.append((done, total)))  # fmt: skip
+    results = run_jobs(
+        [_job(calls=calls)],
+        timer,
+        warmup=4,
+        repeats=3,
+        progress=lambda done, total, job: seen.append((done, total)),
+    )
     assert len(calls) == 4 + 3 and timer.calls == 3
     assert results[0].stats.median_s == 2e-6
     assert seen == [(0, 1), (1, 1)]
@@ -82,16 +87,25 @@ def test_run_jobs_warms_up_then_times_each_run():
 
 def _results(kinds):
     timer = PlantedTimer([10e-6, 12e-6, 11e-6])
-    jobs = [_job(kind, recipe, shape) for kind, recipe in kinds
-            for shape in ((1024, 1024, 1024), (4096, 4096, 4096))]  # fmt: skip
+    jobs = [
+        _job(kind, recipe, shape)
+        for kind, recipe in kinds
+        for shape in ((1024, 1024, 1024), (4096, 4096, 4096))
+    ]
     return run_jobs(jobs, timer, warmup=1, repeats=3)
 
 
 def test_cpu_file_is_labelled_and_loads():
     env = Environment("cpu", "x86_64", "torch 2.13.0+cpu; torchao not installed", ["CPU: x"])
-    text = measurement_text(_results([("bf16_gemm", "tensorwise")]), env, "NVIDIA H100 SXM",
-                            prefix="t", command="roofline measure --device cpu", warmup=1,
-                            read_on=dt.date(2026, 12, 2))  # fmt: skip
+    text = measurement_text(
+        _results([("bf16_gemm", "tensorwise")]),
+        env,
+        "NVIDIA H100 SXM",
+        prefix="t",
+        command="roofline measure --device cpu",
+        warmup=1,
+        read_on=dt.date(2026, 12, 2),
+    )
     (mset,) = parse_measurements(text, "m.toml").sets
     assert mset.role is SetRole.CONTEXT and mset.title.startswith("CPU, not a GPU")
     assert "CPU TIMINGS, NOT A GPU MEASUREMENT" in mset.notes
@@ -102,17 +116,36 @@ def test_cpu_file_is_labelled_and_loads():
 
 
 def test_gpu_file_has_a_set_per_kernel_kind_and_recipe():
-    env = Environment("cuda", "NVIDIA H100 80GB HBM3", "torch 2.13.0; CUDA 12.8",
-                      ["driver 580.1, SM clock 1980 MHz, power limit 700 W"])  # fmt: skip
-    kinds = [("bf16_gemm", "tensorwise"), ("lowp_gemm", "tensorwise"), ("cast", "tensorwise"),
-             ("lowp_gemm", "rowwise"), ("cast", "rowwise")]  # fmt: skip
-    text = measurement_text(_results(kinds), env, "NVIDIA H100 SXM", prefix="h100-run",
-                            command="roofline measure --shape-gen llama", warmup=1,
-                            max_mean_error=0.3)  # fmt: skip
+    env = Environment(
+        "cuda",
+        "NVIDIA H100 80GB HBM3",
+        "torch 2.13.0; CUDA 12.8",
+        ["driver 580.1, SM clock 1980 MHz, power limit 700 W"],
+    )
+    kinds = [
+        ("bf16_gemm", "tensorwise"),
+        ("lowp_gemm", "tensorwise"),
+        ("cast", "tensorwise"),
+        ("lowp_gemm", "rowwise"),
+        ("cast", "rowwise"),
+    ]
+    text = measurement_text(
+        _results(kinds),
+        env,
+        "NVIDIA H100 SXM",
+        prefix="h100-run",
+        command="roofline measure --shape-gen llama",
+        warmup=1,
+        max_mean_error=0.3,
+    )
     sets = {s.id: s for s in parse_measurements(text, "m.toml").sets}
-    assert sorted(sets) == ["h100-run-bf16-gemm", "h100-run-cast-rowwise",
-                            "h100-run-cast-tensorwise", "h100-run-lowp-gemm-rowwise",
-                            "h100-run-lowp-gemm-tensorwise"]  # fmt: skip
+    assert sorted(sets) == [
+        "h100-run-bf16-gemm",
+        "h100-run-cast-rowwise",
+        "h100-run-cast-tensorwise",
+        "h100-run-lowp-gemm-rowwise",
+        "h100-run-lowp-gemm-tensorwise",
+    ]
     assert all(s.role is SetRole.FIT and s.max_mean_error == 0.3 for s in sets.values())
     assert sets["h100-run-cast-tensorwise"].terms == ("cast.input.1", "cast.input.2")
     assert sets["h100-run-cast-rowwise"].terms == ("cast.input.1",)
@@ -130,8 +163,13 @@ def test_shapes_from_every_source(capsys):
     assert _shapes(_args(shape=["1,2,3", "1,2,3", "4,5,6"])) == [(1, 2, 3), (4, 5, 6)]
     assert (16384, 8192, 1280) in _shapes(_args(shape_gen="llama"))
     dense = _shapes(_args(hf_config=str(DATA / "qwen3-8b.json")))
-    assert dense == [(64, 4096, 4096), (64, 4096, 1024), (64, 4096, 12288),
-                     (64, 12288, 4096), (64, 4096, 151936)]  # fmt: skip
+    assert dense == [
+        (64, 4096, 4096),
+        (64, 4096, 1024),
+        (64, 4096, 12288),
+        (64, 12288, 4096),
+        (64, 4096, 151936),
+    ]
     _shapes(_args(hf_config=str(DATA / "mixtral-8x7b.json")))
     assert "grouped expert GEMMs are not timed: layers.expert_down_proj" in capsys.readouterr().err
 
@@ -150,8 +188,21 @@ def test_without_cuda_one_line_exit_2(capsys, tmp_path):
 def test_cpu_run_writes_a_file_validate_loads(capsys, tmp_path):
     pytest.importorskip("torch")
     out = tmp_path / "m.toml"
-    argv = ["measure", "--device", "cpu", "--shape", "128,256,64", "--shape", "64,64,64",
-            "--repeats", "3", "--warmup", "1", "-o", str(out)]  # fmt: skip
+    argv = [
+        "measure",
+        "--device",
+        "cpu",
+        "--shape",
+        "128,256,64",
+        "--shape",
+        "64,64,64",
+        "--repeats",
+        "3",
+        "--warmup",
+        "1",
+        "-o",
+        str(out),
+    ]
     assert main(argv) == 0
     err = capsys.readouterr().err
     assert "[measure] wrote 2 points" in err and "CPU timings" in err
@@ -160,8 +211,22 @@ def test_cpu_run_writes_a_file_validate_loads(capsys, tmp_path):
     assert main(["validate", "--measurements", str(out), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert [s["id"] for s in report["sets"]] == [mset.id]
-    assert main(["measure", "--device", "cpu", "--shape", "8,8,8", "--recipes", "rowwise",
-                 "-o", str(out)]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "measure",
+                "--device",
+                "cpu",
+                "--shape",
+                "8,8,8",
+                "--recipes",
+                "rowwise",
+                "-o",
+                str(out),
+            ]
+        )
+        == 2
+    )
 
 
 def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_path):
@@ -171,23 +236,44 @@ def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_p
     env = Environment("cuda", "NVIDIA H100 80GB HBM3", "torch 2.13.0; CUDA 12.8", ["x"])
     kinds = [("bf16_gemm", "tensorwise"), ("lowp_gemm", "tensorwise"), ("cast", "tensorwise")]
     measured = tmp_path / "h100.toml"
-    measured.write_text(measurement_text(_results(kinds), env, "NVIDIA H100 SXM",
-                                         prefix="mine", command="roofline measure", warmup=1))  # fmt: skip
+    measured.write_text(
+        measurement_text(
+            _results(kinds),
+            env,
+            "NVIDIA H100 SXM",
+            prefix="mine",
+            command="roofline measure",
+            warmup=1,
+        )
+    )
     out = tmp_path / "calibration.toml"
-    argv = ["calibrate", "--measurements", str(measured), "--gpu", "NVIDIA H100 SXM",
-            "-o", str(out)]  # fmt: skip
+    argv = [
+        "calibrate",
+        "--measurements",
+        str(measured),
+        "--gpu",
+        "NVIDIA H100 SXM",
+        "-o",
+        str(out),
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "wrote 1 refit values and 2 new parameters" in printed and "NVIDIA B200" not in printed
-    ids = bundled_set_ids() | {"mine-bf16-gemm", "mine-lowp-gemm-tensorwise", "mine-cast-tensorwise"}
+    ids = bundled_set_ids() | {
+        "mine-bf16-gemm",
+        "mine-lowp-gemm-tensorwise",
+        "mine-cast-tensorwise",
+    }
     bundled, written = load_calibration(), load_calibration(out, set_ids=ids)
-    bundled_text = (Path(__file__).resolve().parent.parent / "roofline" / "data"
-                    / "calibration.toml").read_text()  # fmt: skip
+    bundled_text = (
+        Path(__file__).resolve().parent.parent / "roofline" / "data" / "calibration.toml"
+    ).read_text()
     comments = [line for line in bundled_text.splitlines() if line.startswith("#")]
     assert comments == [line for line in out.read_text().splitlines() if line.startswith("#")]
     # Every other GPU's entries and the model-wide ones are exactly as stored.
     assert {g: e for g, e in written.entries() if g != "NVIDIA H100 SXM"} == {
-        g: e for g, e in bundled.entries() if g != "NVIDIA H100 SXM"}  # fmt: skip
+        g: e for g, e in bundled.entries() if g != "NVIDIA H100 SXM"
+    }
     old, new = bundled.gpus["NVIDIA H100 SXM"], written.gpus["NVIDIA H100 SXM"]
     # The stored cast efficiency (which every set's model uses) is refit on the new sets ...
     mine = ("mine-bf16-gemm", "mine-lowp-gemm-tensorwise", "mine-cast-tensorwise")
@@ -213,13 +299,16 @@ def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_p
 # -- torchao's MX / NVFP4 kernels: operands and casts made by torchao (on the CPU here) ----
 
 
-@pytest.mark.parametrize(("recipe", "block", "scale_dtype", "packed"), [
-    ("mxfp8_cublas", 32, "float8_e8m0fnu", 1),
-    ("mxfp8_cublas_rceil", 32, "float8_e8m0fnu", 1),
-    ("nvfp4", 16, "float8_e4m3fn", 2),
-    ("nvfp4_static", 16, "float8_e4m3fn", 2),
-    ("nvfp4_no_global_scale", 16, "float8_e4m3fn", 2),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("recipe", "block", "scale_dtype", "packed"),
+    [
+        ("mxfp8_cublas", 32, "float8_e8m0fnu", 1),
+        ("mxfp8_cublas_rceil", 32, "float8_e8m0fnu", 1),
+        ("nvfp4", 16, "float8_e4m3fn", 2),
+        ("nvfp4_static", 16, "float8_e4m3fn", 2),
+        ("nvfp4_no_global_scale", 16, "float8_e4m3fn", 2),
+    ],
+)
 def test_torchao_gemm_operands_are_laid_out_as_its_dispatch_passes_them(
     recipe, block, scale_dtype, packed
 ):
@@ -241,8 +330,10 @@ def test_torchao_gemm_operands_are_laid_out_as_its_dispatch_passes_them(
         assert scale.numel() == -(-rows // 128) * 128 * -(-(K // block) // 4) * 4
 
 
-@pytest.mark.parametrize("recipe", ["mxfp8_cublas", "mxfp8_cublas_rceil", "nvfp4",
-                                    "nvfp4_static", "nvfp4_no_global_scale"])  # fmt: skip
+@pytest.mark.parametrize(
+    "recipe",
+    ["mxfp8_cublas", "mxfp8_cublas_rceil", "nvfp4", "nvfp4_static", "nvfp4_no_global_scale"],
+)
 def test_torchao_casts_run_and_quantize_the_activation(recipe):
     pytest.importorskip("torch")
     pytest.importorskip("torchao")
@@ -257,10 +348,13 @@ def test_torchao_casts_run_and_quantize_the_activation(recipe):
 
 def test_torchao_sets_say_what_was_timed_and_load():
     env = Environment("cuda", "NVIDIA B200", "torch 2.13.0; torchao 0.18.0", ["x"])
-    kinds = [("lowp_gemm", "mxfp8_cublas"), ("cast", "mxfp8_cublas"),
-             ("lowp_gemm", "nvfp4_no_global_scale"), ("cast", "nvfp4_no_global_scale")]  # fmt: skip
-    text = measurement_text(_results(kinds), env, "NVIDIA B200", prefix="t", command="x",
-                            warmup=1)  # fmt: skip
+    kinds = [
+        ("lowp_gemm", "mxfp8_cublas"),
+        ("cast", "mxfp8_cublas"),
+        ("lowp_gemm", "nvfp4_no_global_scale"),
+        ("cast", "nvfp4_no_global_scale"),
+    ]
+    text = measurement_text(_results(kinds), env, "NVIDIA B200", prefix="t", command="x", warmup=1)
     sets = {s.id: s for s in parse_measurements(text, "m.toml").sets}
     gemm, cast = sets["t-lowp-gemm-mxfp8-cublas"], sets["t-cast-mxfp8-cublas"]
     assert "torchao-quantized operands" in gemm.title and "e8m0 1 x 32" in gemm.notes
@@ -280,10 +374,17 @@ def test_default_recipes_add_torchaos_where_it_is_installed(monkeypatch):
     b200 = _recipes(args, "NVIDIA B200", specs)
     assert b200[:2] == ["tensorwise", "rowwise"]
     if importlib.util.find_spec("torchao") is not None:
-        assert set(b200[2:]) == {"mxfp8_cublas", "mxfp8_cublas_rceil", "nvfp4", "nvfp4_static",
-                                 "nvfp4_no_global_scale"}  # fmt: skip
+        assert set(b200[2:]) == {
+            "mxfp8_cublas",
+            "mxfp8_cublas_rceil",
+            "nvfp4",
+            "nvfp4_static",
+            "nvfp4_no_global_scale",
+        }
     assert _recipes(args, "NVIDIA H100 SXM", specs) == ["tensorwise", "rowwise"]  # no MX
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     assert _recipes(args, "NVIDIA B200", specs) == ["tensorwise", "rowwise"]
     with pytest.raises(RooflineError, match="not native on NVIDIA H100 SXM"):
-        _recipes(argparse.Namespace(device="cuda", recipes="mxfp8_cublas"), "NVIDIA H100 SXM", specs)
+        _recipes(
+            argparse.Namespace(device="cuda", recipes="mxfp8_cublas"), "NVIDIA H100 SXM", specs
+        )

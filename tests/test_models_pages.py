@@ -88,8 +88,9 @@ def test_nav_lists_every_model_page_and_not_its_gpu_pages(section, specs) -> Non
     assert nav[:2] == [site_paths.models_index(), {"Model preset files": "models-format.md"}]
     # One entry per model (every page carries the whole nav); its page per GPU is linked
     # from the model's page instead.
-    assert nav[2:] == [{preset.display_name: site_paths.model_page(preset.name)}
-                       for preset in load_models()]  # fmt: skip
+    assert nav[2:] == [
+        {preset.display_name: site_paths.model_page(preset.name)} for preset in load_models()
+    ]
     for preset in load_models():
         page = files[site_paths.model_page(preset.name)]
         for gpu in specs.values():
@@ -112,20 +113,34 @@ def test_numbers_are_plan_models(section, specs, calibrated: bool) -> None:
     assert [row[0] for row in gemms] == [g.instance.key for g in plan.gemms]
     for row, g in zip(gemms, plan.gemms, strict=True):
         best = g.times[g.best]
-        assert row[1:6] == [g.instance.M, g.instance.K, g.instance.N, g.instance.groups,
-                            g.instance.count]  # fmt: skip
+        assert row[1:6] == [
+            g.instance.M,
+            g.instance.K,
+            g.instance.N,
+            g.instance.groups,
+            g.instance.count,
+        ]
         # Times in milliseconds, in full; speedups as the page rounds them.
         assert row[6] == g.times[BF16_NAME].total_s * 1e3
-        assert row[7:] == [g.best, round(g.speedup(g.best), 2), best.forward_s * 1e3,
-                           best.backward_s * 1e3]  # fmt: skip
+        assert row[7:] == [
+            g.best,
+            round(g.speedup(g.best), 2),
+            best.forward_s * 1e3,
+            best.backward_s * 1e3,
+        ]
     totals = _export(files, f"totals{suffix}")["data"]
     expected = [plan.baseline, *plan.singles(), plan.mix()]
     assert [row[0] for row in totals] == [t.recipe for t in expected]
     for row, t in zip(totals, expected, strict=True):
         band = [_band((specs[GPU], specs), t.recipe)] if calibrated else []
-        assert row[1:] == [t.time.forward_s * 1e3, t.time.backward_s * 1e3,
-                           t.time.total_s * 1e3, round(t.speedup, 2), len(t.fallbacks),
-                           *band]  # fmt: skip
+        assert row[1:] == [
+            t.time.forward_s * 1e3,
+            t.time.backward_s * 1e3,
+            t.time.total_s * 1e3,
+            round(t.speedup, 2),
+            len(t.fallbacks),
+            *band,
+        ]
     # The headline quotes the best single recipe and the mix of this model.
     page = files[site_paths.model_gpu_page(MODEL, GPU)]
     best = plan.best_single()
@@ -175,10 +190,12 @@ def test_links_between_model_pages_resolve(section, specs) -> None:
     known = set(files)
     for gpu in specs.values():
         known.add(site_paths.gpu_page(gpu.name))
-        known.update(site_paths.recipe_result_page(gpu.name, Mode.TRAINING, r.name)
-                     for r in RECIPE_LIST)  # fmt: skip
-    known.update({"models-format.md", "equations.md", "generated/methodology.md",
-                  "generated/gpus/index.md"})  # fmt: skip
+        known.update(
+            site_paths.recipe_result_page(gpu.name, Mode.TRAINING, r.name) for r in RECIPE_LIST
+        )
+    known.update(
+        {"models-format.md", "equations.md", "generated/methodology.md", "generated/gpus/index.md"}
+    )
     for path, text in files.items():
         if not path.endswith(".md"):
             continue
@@ -260,8 +277,18 @@ def test_hostile_preset_text_is_escaped(specs) -> None:
     for path, text in pages.items():
         # An external link's href holds the URL as it is, quoted in an HTML attribute.
         body = re.sub(r'href="[^"]*"', "", text.split("---", 2)[2])
-        for raw in ("**Bold**", "[x](javascript", "$x$", "{: onclick", "!!! danger", "![i]",
-                    "&lt;b&gt;", "{{ x }}", "_e_", "](javascript"):  # fmt: skip
+        for raw in (
+            "**Bold**",
+            "[x](javascript",
+            "$x$",
+            "{: onclick",
+            "!!! danger",
+            "![i]",
+            "&lt;b&gt;",
+            "{{ x }}",
+            "_e_",
+            "](javascript",
+        ):
             assert raw not in body, (path, raw)
         assert "&#42;&#42;Bold&#42;&#42;" in body  # shown verbatim, as character references
     overview = pages[site_paths.model_page("evil-model")]

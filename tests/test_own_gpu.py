@@ -94,23 +94,38 @@ def test_own_band_is_quoted_where_the_numbers_rest_on_the_own_fit(calibrated, me
     data = load_calibration(calibrated, set_ids=_ids(measured))
     params = calibration_for(specs[GPU], specs, data)
     assert params.cv == data.cv[GPU]
-    model = compile_model(Mode.INFERENCE, get_recipe("tensorwise", Mode.INFERENCE),
-                          False, True).model  # fmt: skip
+    model = compile_model(
+        Mode.INFERENCE, get_recipe("tensorwise", Mode.INFERENCE), False, True
+    ).model
     band = model_band(specs[GPU], params, model)
     assert band.basis is RowBasis.MEASURED and band.fraction == params.cv.mean_error
     assert band.text().endswith(f"({GPU} own-fit CV)")
     # Training uses parameters the owner did not measure: the family band stays.
-    training = compile_model(Mode.TRAINING, get_recipe("blockwise", Mode.TRAINING),
-                             False, True).model  # fmt: skip
+    training = compile_model(
+        Mode.TRAINING, get_recipe("blockwise", Mode.TRAINING), False, True
+    ).model
     assert model_band(specs[GPU], params, training).basis is not RowBasis.MEASURED
     # Without [gpu.cv], a measured number takes the bundled bands as before.
     assert band_for(specs[GPU], RowBasis.MEASURED).of != f"{GPU} own-fit"
 
 
 def test_eval_json_rows_carry_the_own_band(calibrated, capsys):
-    argv = ["eval", "--gpu", GPU, "--mode", "inference", "--recipe", "tensorwise",
-            "--shape", "8192,4096,4096", "--calibrated", "--calibration", str(calibrated),
-            "--format", "json"]  # fmt: skip
+    argv = [
+        "eval",
+        "--gpu",
+        GPU,
+        "--mode",
+        "inference",
+        "--recipe",
+        "tensorwise",
+        "--shape",
+        "8192,4096,4096",
+        "--calibrated",
+        "--calibration",
+        str(calibrated),
+        "--format",
+        "json",
+    ]
     assert main(argv) == 0
     (row,) = json.loads(capsys.readouterr().out)
     cv = load_toml(calibrated.read_text())["gpu"][-1]["cv"]
@@ -122,8 +137,12 @@ def test_one_shape_gives_no_cv(measured):
     sets = parse_measurements(measured.read_text(), "m", specs).sets
     one = [dataclasses.replace(s, points=s.points[:1]) for s in sets]
     assert own_fit_cv(load_calibration(), GPU, one, specs) is None
-    result = fit(load_calibration(), dataclasses.replace(
-        parse_measurements(measured.read_text(), "m", specs), sets=tuple(one)), specs, GPU)
+    result = fit(
+        load_calibration(),
+        dataclasses.replace(parse_measurements(measured.read_text(), "m", specs), sets=tuple(one)),
+        specs,
+        GPU,
+    )
     assert len(result.parameters) == 3  # still fitted, only not cross-validated
 
 
@@ -136,8 +155,13 @@ def _doc(cv: object) -> dict:
     return doc
 
 
-GOOD_CV = {"mean_error": 0.08, "points": 12, "shapes": 4, "method": "leave one shape out",
-           "sets": ["own-bf16-gemm"]}  # fmt: skip
+GOOD_CV = {
+    "mean_error": 0.08,
+    "points": 12,
+    "shapes": 4,
+    "method": "leave one shape out",
+    "sets": ["own-bf16-gemm"],
+}
 
 
 def test_a_good_cv_table_loads():
@@ -166,8 +190,9 @@ def test_a_good_cv_table_loads():
 )
 def test_a_bad_cv_table_names_the_field(change, field, expected):
     with pytest.raises(DataFileError) as caught:
-        parse_calibration(_doc({**GOOD_CV, **change}), "c.toml",
-                          set_ids=bundled_set_ids() | {"own-bf16-gemm"})  # fmt: skip
+        parse_calibration(
+            _doc({**GOOD_CV, **change}), "c.toml", set_ids=bundled_set_ids() | {"own-bf16-gemm"}
+        )
     problems = [p for p in caught.value.problems if p.field == field]
     assert problems and expected.lower() in problems[0].expected.lower(), caught.value.problems
     assert problems[0].file == "c.toml" and problems[0].entry == f"gpu {GPU!r}"
@@ -193,8 +218,12 @@ def test_add_entry_and_set_cv_keep_the_file_and_replace_an_old_cv():
         assert data.cv[gpu] == GpuCv(0.1, 4, 3, "leave one shape out", ("own-a",))
         assert out.count("[gpu.cv]") == 1
         before = load_calibration()
-        assert {k: e for g, e in data.entries() if (g, e.key) != (gpu, "gemm_efficiency.fp4")
-                for k in [(g, e.key)]} == {(g, e.key): e for g, e in before.entries()}  # fmt: skip
+        assert {
+            k: e
+            for g, e in data.entries()
+            if (g, e.key) != (gpu, "gemm_efficiency.fp4")
+            for k in [(g, e.key)]
+        } == {(g, e.key): e for g, e in before.entries()}
 
 
 # -- roofline build --calibration FILE --measurements FILE ---------------------------------
@@ -215,8 +244,22 @@ def test_a_site_publishes_the_owners_gpu_with_its_own_band(tmp_path):
     specs = load_specs(SMALL_SPECS)
     measured = _model_times(tmp_path / "m.toml", "Test H100", specs)
     calibration = tmp_path / "calibration.toml"
-    assert main(["calibrate", "--specs", str(SMALL_SPECS), "--measurements", str(measured),
-                 "--gpu", "Test H100", "-o", str(calibration)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "calibrate",
+                "--specs",
+                str(SMALL_SPECS),
+                "--measurements",
+                str(measured),
+                "--gpu",
+                "Test H100",
+                "-o",
+                str(calibration),
+            ]
+        )
+        == 0
+    )
     root, site = make_root(tmp_path), tmp_path / "site"
     data = DataPaths(calibration, measured)
     build(str(SMALL_SPECS), site, root=root, cache=BuildCache(enabled=False), data=data)
@@ -224,7 +267,9 @@ def test_a_site_publishes_the_owners_gpu_with_its_own_band(tmp_path):
     generated = root / "docs" / "generated"
     gpu_page = (generated / "gpus" / "test-h100" / "index.md").read_text()
     assert "(Test H100 own-fit CV)" in gpu_page
-    assert "(Test H100 own-fit CV)" not in (generated / "gpus" / "test-b200" / "index.md").read_text()
+    assert (
+        "(Test H100 own-fit CV)" not in (generated / "gpus" / "test-b200" / "index.md").read_text()
+    )
     validation = (generated / "validation.md").read_text()
     assert "cv-own-fit.csv" in validation and "leave one shape out" in validation
     html = (site / "generated" / "validation" / "index.html").read_text()
@@ -235,10 +280,13 @@ def test_a_site_publishes_the_owners_gpu_with_its_own_band(tmp_path):
 
     # The owner's sets under a bundled id, and a calibration citing sets not passed:
     clash = tmp_path / "clash.toml"
-    clash.write_text(measured.read_text().replace('id = "own-bf16-gemm"',
-                                                  'id = "m1-b200-relu-linear-nvfp4"'))  # fmt: skip
-    for bad, message in ((DataPaths(calibration, clash), "already bundled set ids"),
-                         (DataPaths(calibration, None), "--measurements FILE")):  # fmt: skip
+    clash.write_text(
+        measured.read_text().replace('id = "own-bf16-gemm"', 'id = "m1-b200-relu-linear-nvfp4"')
+    )
+    for bad, message in (
+        (DataPaths(calibration, clash), "already bundled set ids"),
+        (DataPaths(calibration, None), "--measurements FILE"),
+    ):
         with pytest.raises(RooflineError, match=message):
             build(str(SMALL_SPECS), site, root=root, cache=BuildCache(enabled=False), data=bad)
     assert sorted((p.relative_to(site), p.stat().st_mtime_ns) for p in site.rglob("*")) == before
@@ -252,5 +300,7 @@ def test_rewrite_stays_inside_the_gpus_own_table():
 
     text = BUNDLED_CALIBRATION.read_text()
     assert "cast_efficiency.fp4_tile" not in load_calibration().gpus["NVIDIA H100 SXM"]
-    with pytest.raises(RooflineError, match=r"no entry 'cast_efficiency\.fp4_tile' for NVIDIA H100"):
+    with pytest.raises(
+        RooflineError, match=r"no entry 'cast_efficiency\.fp4_tile' for NVIDIA H100"
+    ):
         rewrite_value(text, "NVIDIA H100 SXM", "cast_efficiency.fp4_tile", 0.5)

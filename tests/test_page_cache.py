@@ -51,8 +51,9 @@ def _tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
-def _build(folder: Path, pages: dict[str, str], cache: BuildCache, snippet: str = "Included.\n"
-           ) -> dict[str, bytes]:  # fmt: skip
+def _build(
+    folder: Path, pages: dict[str, str], cache: BuildCache, snippet: str = "Included.\n"
+) -> dict[str, bytes]:
     site = folder / "site"
     run_mkdocs(site, _project(folder, pages, snippet), cache)
     return _tree(site)
@@ -64,8 +65,9 @@ def _reproducible(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ROOFLINE_ATLAS_SITE_URL", raising=False)
 
 
-def _cached_and_clean(tmp: Path, pages: dict[str, str], name: str, snippet: str = "Included.\n"
-                      ) -> tuple[dict, dict, BuildCache]:  # fmt: skip
+def _cached_and_clean(
+    tmp: Path, pages: dict[str, str], name: str, snippet: str = "Included.\n"
+) -> tuple[dict, dict, BuildCache]:
     cache = BuildCache(root=tmp / "cache")
     cached = _build(tmp / f"{name}-cached", pages, cache, snippet)
     clean = _build(tmp / f"{name}-clean", pages, BuildCache(enabled=False), snippet)
@@ -115,11 +117,13 @@ def test_a_page_with_snippets_follows_the_included_file(tmp_path: Path) -> None:
     ("page", "snippet"),
     [
         ("# Two\n\n--8<--\ngenerated/_snippets/part.md.txt\n--8<--\n", "Part {}.\n"),
-        ('# Two\n\n--8<-- "generated/_snippets/part.md.txt"\n',
-         'Part {}.\n\n--8<-- "generated/data.csv"\n'),
+        (
+            '# Two\n\n--8<-- "generated/_snippets/part.md.txt"\n',
+            'Part {}.\n\n--8<-- "generated/data.csv"\n',
+        ),
     ],
     ids=["block form", "nested"],
-)  # fmt: skip
+)
 def test_a_page_with_other_snippet_forms_is_always_rendered(tmp_path, page, snippet) -> None:
     pages = {**PAGES, "two.md": page}
     _cached_and_clean(tmp_path, pages, "a", snippet.format("one"))
@@ -154,8 +158,9 @@ def test_generated_static_files_are_linked_not_copied(tmp_path: Path) -> None:
     )
 
 
-def _build_with(folder: Path, cache: BuildCache, add: str | None = None,
-                remove: str | None = None) -> dict[str, bytes]:  # fmt: skip
+def _build_with(
+    folder: Path, cache: BuildCache, add: str | None = None, remove: str | None = None
+) -> dict[str, bytes]:
     """_build, with one static file added to or removed from docs/ before mkdocs runs."""
     config = _project(folder, PAGES)
     if add is not None:

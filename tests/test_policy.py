@@ -42,9 +42,14 @@ def test_each_gemm_time_is_the_evaluated_layer_times_its_count(llama_plan: Model
             if recipe == BF16_NAME:
                 continue
             cols = _evaluate_quietly(
-                B200, "training", recipe, inst.M, inst.K, inst.N,
+                B200,
+                "training",
+                recipe,
+                inst.M,
+                inst.K,
+                inst.N,
                 calibrated=llama_plan.calibrated,
-            )  # fmt: skip
+            )
             lowp = float(cols["r_fp8_gemm_and_ovhd_s"]) * inst.count
             bf16 = float(cols["r_bf16_gemm_s"]) * inst.count
             assert time.total_s == pytest.approx(lowp, rel=1e-12)
@@ -61,9 +66,15 @@ def test_grouped_gemms_are_evaluated_with_their_groups(deepseek_plan: ModelPlan)
             if recipe == BF16_NAME:
                 continue
             cols = _evaluate_quietly(
-                B200, "training", recipe, inst.M, inst.K, inst.N, calibrated=True,
+                B200,
+                "training",
+                recipe,
+                inst.M,
+                inst.K,
+                inst.N,
+                calibrated=True,
                 groups=inst.groups,
-            )  # fmt: skip
+            )
             expected = float(cols["r_fp8_gemm_and_ovhd_s"]) * inst.count
             assert time.total_s == pytest.approx(expected, rel=1e-12)
 
@@ -147,9 +158,12 @@ def test_named_hypothetical_recipes_run_only_when_included() -> None:
     assert all("mxfp8_cublas" not in g.times for g in plan.gemms)
     assert plan.total("mxfp8_cublas").speedup == pytest.approx(1.0)
     wider = plan_model(
-        "llama3.1-8b", H100, 4096, recipes=["mxfp8_cublas"],
+        "llama3.1-8b",
+        H100,
+        4096,
+        recipes=["mxfp8_cublas"],
         include=(Support.NATIVE, Support.HYPOTHETICAL),
-    )  # fmt: skip
+    )
     assert all("mxfp8_cublas" in g.times for g in wider.gemms)
 
 

@@ -40,46 +40,89 @@ DENSE, EXPERT, SHARED = LinearKind.DENSE, LinearKind.EXPERT, LinearKind.SHARED
 
 # -- published configuration values ----------------------------------------------------
 # A table of published values reads best one model per line:
-# fmt: off
 # Llama 3.1: Meta's llama-models, models/llama3_1/api/sku_list.py (model_args), commit
 # 1768925a9d343b19459b5bc2acc893c842874179; the FFN width rule is FeedForward in
 # models/llama3/model.py, commit 43e87a37feaabe503b90511b93e23266279920da.
 LLAMA31 = {
     "llama3.1-8b": dict(dim=4096, layers=32, heads=32, kv=8, vocab=128256, mult=1.3, of=1024),
     "llama3.1-70b": dict(dim=8192, layers=80, heads=64, kv=8, vocab=128256, mult=1.3, of=4096),
-    "llama3.1-405b": dict(dim=16384, layers=126, heads=128, kv=8, vocab=128256, mult=1.2,
-                          of=4096),
+    "llama3.1-405b": dict(dim=16384, layers=126, heads=128, kv=8, vocab=128256, mult=1.2, of=4096),
 }
 # Llama 4 Scout: transformers Llama4TextConfig defaults (documented as
 # meta-llama/Llama-4-Scout-17B-16E), configuration_llama4.py at commit b17cfe48c5a9;
 # interleave_moe_layer_step 1 -> every layer is MoE; one shared expert per MoE layer
 # (modeling_llama4.py, Llama4TextMoe.shared_expert).
 SCOUT = dict(
-    hidden=5120, layers=48, heads=40, kv=8, head_dim=128, intermediate=8192, experts=16,
-    top_k=1, shared=1, vocab=202048, interleave_moe_layer_step=1,
+    hidden=5120,
+    layers=48,
+    heads=40,
+    kv=8,
+    head_dim=128,
+    intermediate=8192,
+    experts=16,
+    top_k=1,
+    shared=1,
+    vocab=202048,
+    interleave_moe_layer_step=1,
 )
 # DeepSeek-V3: transformers DeepseekV3Config defaults (configuration_deepseek_v3.py at
 # commit 0fc683d1cd94) = deepseek-ai config_671B.json (n_layers 61, n_dense_layers 3).
 DSV3 = dict(
-    hidden=7168, intermediate=18432, moe_intermediate=2048, layers=61, heads=128,
-    q_lora_rank=1536, kv_lora_rank=512, qk_nope=128, qk_rope=64, v_head=128, shared=1,
-    experts=256, top_k=8, first_k_dense_replace=3, vocab=129280,
+    hidden=7168,
+    intermediate=18432,
+    moe_intermediate=2048,
+    layers=61,
+    heads=128,
+    q_lora_rank=1536,
+    kv_lora_rank=512,
+    qk_nope=128,
+    qk_rope=64,
+    v_head=128,
+    shared=1,
+    experts=256,
+    top_k=8,
+    first_k_dense_replace=3,
+    vocab=129280,
 )
 # Qwen3 MoE: torchtitan torchtitan/models/qwen3/__init__.py at commit 0310b491596b
 # (_30b_a3b, _235b_a22b); decoder_sparse_step 1, no shared expert.
 QWEN3 = {
-    "qwen3-30b-a3b": dict(hidden=2048, layers=48, heads=32, kv=4, head_dim=128,
-                          moe_intermediate=768, experts=128, top_k=8, vocab=151936),
-    "qwen3-235b-a22b": dict(hidden=4096, layers=94, heads=64, kv=4, head_dim=128,
-                            moe_intermediate=1536, experts=128, top_k=8, vocab=151936),
+    "qwen3-30b-a3b": dict(
+        hidden=2048,
+        layers=48,
+        heads=32,
+        kv=4,
+        head_dim=128,
+        moe_intermediate=768,
+        experts=128,
+        top_k=8,
+        vocab=151936,
+    ),
+    "qwen3-235b-a22b": dict(
+        hidden=4096,
+        layers=94,
+        heads=64,
+        kv=4,
+        head_dim=128,
+        moe_intermediate=1536,
+        experts=128,
+        top_k=8,
+        vocab=151936,
+    ),
 }
 # gpt-oss-120b: openai/gpt-oss gpt_oss/torch/model.py ModelConfig defaults at commit
 # 0568dfc94f09 (= openai/gpt-oss-120b original/config.json).
 GPT_OSS = dict(
-    hidden=2880, layers=36, heads=64, kv=8, head_dim=64, intermediate=2880, experts=128,
-    top_k=4, vocab=201088,
+    hidden=2880,
+    layers=36,
+    heads=64,
+    kv=8,
+    head_dim=64,
+    intermediate=2880,
+    experts=128,
+    top_k=4,
+    vocab=201088,
 )
-# fmt: on
 PUBLISHED_TOTAL_B = {
     "llama3.1-8b": 8.0,  # the size Meta names the model by (llama-models sku_list: "8b")
     "llama3.1-70b": 70.0,  # likewise "70b"

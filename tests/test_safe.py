@@ -33,7 +33,7 @@ ATTACKS = [
     "$\\href{javascript:alert(7)}{x}$",
     "| a | b |",
     "=cmd|' /C calc'!A0",
-    "--8<-- \"/etc/passwd\"",
+    '--8<-- "/etc/passwd"',
     ";--8<-- '/etc/passwd'",
     '!!! danger "x"',
     '=== "tab"',
@@ -54,9 +54,16 @@ ATTACKS = [
 ]
 
 EXTENSIONS = [
-    "tables", "toc", "admonition", "attr_list", "md_in_html", "pymdownx.details",
-    "pymdownx.superfences", "pymdownx.tabbed", "pymdownx.arithmatex",
-]  # fmt: skip
+    "tables",
+    "toc",
+    "admonition",
+    "attr_list",
+    "md_in_html",
+    "pymdownx.details",
+    "pymdownx.superfences",
+    "pymdownx.tabbed",
+    "pymdownx.arithmatex",
+]
 
 
 def _mkdocs_extensions() -> list[str]:
@@ -102,8 +109,11 @@ CONTEXTS = {
     "paragraph": ("before {} after", {"p"}, set()),
     "heading": ("# {}", {"h1"}, {"id"}),
     "line start": ("{}", {"p"}, set()),
-    "table cell": ("| a | b |\n|---|---|\n| {} | x |",
-                   {"table", "thead", "tbody", "tr", "th", "td"}, set()),
+    "table cell": (
+        "| a | b |\n|---|---|\n| {} | x |",
+        {"table", "thead", "tbody", "tr", "th", "td"},
+        set(),
+    ),
     "admonition": ('!!! note "t"\n    {}', {"div", "p"}, {"class"}),
     "list item": ("- {}", {"ul", "li"}, set()),
     "link text": ("[{}](page.md)", {"p", "a"}, {"href"}),
@@ -125,7 +135,10 @@ def _check(value: str, context: str) -> None:
         assert ("title", expected) in got.attrs
     else:  # Markdown may drop a leading space and break lines: compare words
         assert " ".join(expected.split()) in " ".join("".join(got.text).split()), (
-            context, value, got.text)
+            context,
+            value,
+            got.text,
+        )
 
 
 @pytest.mark.parametrize("context", sorted(CONTEXTS))
@@ -135,16 +148,20 @@ def test_attacks_render_verbatim_and_inert(value: str, context: str) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40),
-       st.sampled_from(sorted(CONTEXTS)))  # fmt: skip
+@given(
+    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40),
+    st.sampled_from(sorted(CONTEXTS)),
+)
 def test_any_text_renders_verbatim_and_inert(value: str, context: str) -> None:
     assume(safe.one_line(value).strip())  # an empty value changes the template ("****" is a rule)
     _check(value, context)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.text(alphabet="<>[](){}*_`$|\\!#=-+:;'\"&/ ajs", max_size=30),
-       st.sampled_from(sorted(CONTEXTS)))  # fmt: skip
+@given(
+    st.text(alphabet="<>[](){}*_`$|\\!#=-+:;'\"&/ ajs", max_size=30),
+    st.sampled_from(sorted(CONTEXTS)),
+)
 def test_markup_heavy_text_renders_verbatim_and_inert(value: str, context: str) -> None:
     assume(safe.one_line(value).strip())
     _check(value, context)
@@ -188,8 +205,10 @@ def test_http_urls_become_one_inert_link() -> None:
     assert url in "".join(got.text)
 
 
-@pytest.mark.parametrize("target", ["javascript:alert(1)", "/etc/passwd", "a b.md",
-                                    'x.md" onclick="y', "https://example.com"])  # fmt: skip
+@pytest.mark.parametrize(
+    "target",
+    ["javascript:alert(1)", "/etc/passwd", "a b.md", 'x.md" onclick="y', "https://example.com"],
+)
 def test_site_links_refuse_anything_but_relative_paths(target: str) -> None:
     with pytest.raises(ValueError, match="relative site path"):
         safe.link("x", target)
@@ -206,10 +225,18 @@ def test_link_cells_keep_their_plain_text() -> None:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("=1+1", "'=1+1"), ("+cmd", "'+cmd"), ("-cmd", "'-cmd"), ("@SUM(A1)", "'@SUM(A1)"),
-        ("\tx", "'\tx"), ("\rx", "'\rx"), ("-1.5", "-1.5"), ("+2e3", "+2e3"), ("NVIDIA", "NVIDIA"),
-        (1.5, 1.5), (-3, -3),
+        ("=1+1", "'=1+1"),
+        ("+cmd", "'+cmd"),
+        ("-cmd", "'-cmd"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("-1.5", "-1.5"),
+        ("+2e3", "+2e3"),
+        ("NVIDIA", "NVIDIA"),
+        (1.5, 1.5),
+        (-3, -3),
     ],
-)  # fmt: skip
+)
 def test_csv_cells_are_never_formulas(value: object, expected: object) -> None:
     assert safe.csv_cell(value) == expected

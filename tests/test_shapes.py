@@ -67,9 +67,22 @@ def test_max_dim_is_int32():
 
 @pytest.mark.parametrize(
     "text",
-    ["2147483648,1,1", "1,9223372036854775807,1", "1,1,1" + "0" * 40, "1e3,1,1", "1.0,1,1",
-     "+5,1,1", "1_000,1,1", "١٢,1,1", "²,1,1", " ,1,1", "nan,1,1", "inf,1,1", "-0,1,1"],
-)  # fmt: skip
+    [
+        "2147483648,1,1",
+        "1,9223372036854775807,1",
+        "1,1,1" + "0" * 40,
+        "1e3,1,1",
+        "1.0,1,1",
+        "+5,1,1",
+        "1_000,1,1",
+        "١٢,1,1",
+        "²,1,1",
+        " ,1,1",
+        "nan,1,1",
+        "inf,1,1",
+        "-0,1,1",
+    ],
+)
 def test_parse_shape_refuses_what_is_not_a_int32_dimension(text):
     with pytest.raises(ShapeError, match=r"must be a positive integer up to 2147483647 \(int32"):
         parse_shape(text)
@@ -105,8 +118,20 @@ def reference(text: str) -> list[tuple[int, int, int, str]]:
 
 def random_file(rng: random.Random) -> str:
     header = rng.choice(["M,K,N", "M,K,N,name", "name,N,K,M", "K,M,extra,N,name"])
-    names = ["", "a", "layer.7", " pad ", "naïve", "x,y", 'q"t', "two\nlines", "\u3000wide",
-             "=cmd|' /C calc'!A0", "tab\tin", "é" * 30]  # fmt: skip
+    names = [
+        "",
+        "a",
+        "layer.7",
+        " pad ",
+        "naïve",
+        "x,y",
+        'q"t',
+        "two\nlines",
+        "\u3000wide",
+        "=cmd|' /C calc'!A0",
+        "tab\tin",
+        "é" * 30,
+    ]
     end = rng.choice(["\n", "\r\n"])
     plain = rng.random() < 0.5  # mostly rows the vectorized path takes
     if plain:
@@ -220,8 +245,11 @@ def test_byte_offsets_are_file_offsets_across_blocks(monkeypatch, tmp_path):
 @pytest.mark.parametrize("kind", ["missing", "folder", "through a file"])
 def test_paths_that_are_not_files(tmp_path, kind):
     (tmp_path / "f").write_text("x")
-    path = {"missing": tmp_path / "nope.csv", "folder": tmp_path,
-            "through a file": tmp_path / "f" / "s.csv"}[kind]  # fmt: skip
+    path = {
+        "missing": tmp_path / "nope.csv",
+        "folder": tmp_path,
+        "through a file": tmp_path / "f" / "s.csv",
+    }[kind]
     with pytest.raises(ShapesFileError, match=rf"cannot read shapes file '{path}': \w"):
         read_shapes_file(path)
 

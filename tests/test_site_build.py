@@ -85,8 +85,9 @@ def test_failed_builds_leave_the_previous_site_intact(tmp_path: Path) -> None:
     site, _ = build_small_site(tmp_path)
     before = _tree(site)
     broken = tmp_path / "broken.toml"
-    broken.write_text(SMALL_SPECS.read_text().replace("bf16_peak_tops = 989e12",
-                                                      'bf16_peak_tops = "fast"'))  # fmt: skip
+    broken.write_text(
+        SMALL_SPECS.read_text().replace("bf16_peak_tops = 989e12", 'bf16_peak_tops = "fast"')
+    )
     with pytest.raises(RooflineError, match="bf16_peak_tops"):
         build_small_site(tmp_path, specs=broken)
     assert _tree(site) == before
@@ -98,7 +99,9 @@ def test_failed_builds_leave_the_previous_site_intact(tmp_path: Path) -> None:
     assert "left exactly as it was" in str(info.value) and "\n" not in str(info.value)
     assert _tree(site) == before
     assert not [p for p in site.parent.iterdir() if p.name.startswith(".site.")]
-    assert not [p for p in (tmp_path / "root").iterdir() if p.name.startswith(".roofline-build.tmp")]
+    assert not [
+        p for p in (tmp_path / "root").iterdir() if p.name.startswith(".roofline-build.tmp")
+    ]
 
 
 @pytest.mark.slow
@@ -120,8 +123,9 @@ def test_rebuilds_reuse_what_is_unchanged(tmp_path: Path, monkeypatch) -> None:
 
     # One GPU's bandwidth changes: only its evaluations, formulas and charts are redone.
     changed = tmp_path / "changed.toml"
-    changed.write_text(base.read_text().replace("peak_mem_bw_bytes_sec = 8e12",
-                                                "peak_mem_bw_bytes_sec = 7.5e12"))  # fmt: skip
+    changed.write_text(
+        base.read_text().replace("peak_mem_bw_bytes_sec = 8e12", "peak_mem_bw_bytes_sec = 7.5e12")
+    )
     cache = BuildCache(root=tmp_path / "cache")
     build(str(changed), tmp_path / "site", root=tmp_path / "root", cache=cache)
     # One evaluation per mode x recipe and model (torchao's and the calibrated one); the

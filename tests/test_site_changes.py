@@ -21,13 +21,28 @@ SMALL = Path(__file__).parent / "data" / "site_small_specs.toml"
 def test_changes_page_shows_field_changes_and_moves():
     text = SMALL.read_text()
     base = parse_specs(text, "base")
-    head = parse_specs(text.replace("peak_mem_bw_bytes_sec = 8e12", "peak_mem_bw_bytes_sec = 4e12"),
-                       "head")  # fmt: skip
-    entry = HistoryEntry("a" * 40, "2026-11-29T10:00:00+00:00", "Halve B200 bandwidth",
-                         diff_specs(base, head), "torchao-0.18/r1", "torchao-0.18/r1")  # fmt: skip
-    page = environment().get_template("changes.md.j2").render(
-        entries=[_history_entry(entry)], note="", spec_path="specs.toml", truncated=False,
-        shallow=False, page_path="generated/changes.md",
+    head = parse_specs(
+        text.replace("peak_mem_bw_bytes_sec = 8e12", "peak_mem_bw_bytes_sec = 4e12"), "head"
+    )
+    entry = HistoryEntry(
+        "a" * 40,
+        "2026-11-29T10:00:00+00:00",
+        "Halve B200 bandwidth",
+        diff_specs(base, head),
+        "torchao-0.18/r1",
+        "torchao-0.18/r1",
+    )
+    page = (
+        environment()
+        .get_template("changes.md.j2")
+        .render(
+            entries=[_history_entry(entry)],
+            note="",
+            spec_path="specs.toml",
+            truncated=False,
+            shallow=False,
+            page_path="generated/changes.md",
+        )
     )
     assert "## 2026-11-29 · Halve B200 bandwidth" in page
     assert "| Test B200 | <code>peak_mem_bw_bytes_sec</code> | 8e+12 | 4e+12 |" in page
@@ -36,8 +51,9 @@ def test_changes_page_shows_field_changes_and_moves():
 
 
 def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True).stdout  # fmt: skip
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 @pytest.fixture()
@@ -55,18 +71,27 @@ def two_commits(tmp_path: Path) -> Path:
     spec.write_text(SMALL.read_text())
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "First specs")
-    spec.write_text(SMALL.read_text().replace("peak_mem_bw_bytes_sec = 8e12",
-                                              "peak_mem_bw_bytes_sec = 4e12"))  # fmt: skip
+    spec.write_text(
+        SMALL.read_text().replace("peak_mem_bw_bytes_sec = 8e12", "peak_mem_bw_bytes_sec = 4e12")
+    )
     _git(repo, "commit", "-q", "-am", "<img src=x onerror=alert(1)> [x](javascript:alert(2))")
     return repo
 
 
 def _render(history) -> str:
     entries = [_history_entry(e) for e in history.entries]
-    return environment().get_template("changes.md.j2").render(
-        entries=entries, note=history.note, spec_path=history.path,
-        truncated=history.truncated, shallow=history.shallow, page_path="generated/changes.md",
-    )  # fmt: skip
+    return (
+        environment()
+        .get_template("changes.md.j2")
+        .render(
+            entries=entries,
+            note=history.note,
+            spec_path=history.path,
+            truncated=history.truncated,
+            shallow=history.shallow,
+            page_path="generated/changes.md",
+        )
+    )
 
 
 def test_commit_subjects_are_text(two_commits: Path) -> None:
@@ -76,8 +101,9 @@ def test_commit_subjects_are_text(two_commits: Path) -> None:
     assert f" · {md_text(subject)}\n" in page  # the entry's heading, as text
 
 
-def test_shallow_clone_says_so_instead_of_adding_every_gpu(two_commits: Path, tmp_path: Path
-                                                           ) -> None:  # fmt: skip
+def test_shallow_clone_says_so_instead_of_adding_every_gpu(
+    two_commits: Path, tmp_path: Path
+) -> None:
     clone = tmp_path / "shallow"
     _git(tmp_path, "clone", "-q", "--depth", "1", f"file://{two_commits}", str(clone))
     history = spec_history(clone)

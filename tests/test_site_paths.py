@@ -15,7 +15,10 @@ from site_gen import context
         ("index.md", ""),
         ("equations.md", "equations/"),
         ("generated/gpus/nvidia-b200/index.md", "generated/gpus/nvidia-b200/"),
-        ("generated/gpus/nvidia-b200/training-rowwise.md", "generated/gpus/nvidia-b200/training-rowwise/"),
+        (
+            "generated/gpus/nvidia-b200/training-rowwise.md",
+            "generated/gpus/nvidia-b200/training-rowwise/",
+        ),
     ],
 )
 def test_url_path_follows_mkdocs_directory_urls(docs_path: str, url: str) -> None:

@@ -19,16 +19,26 @@ SITE_GEN = ROOT / "site_gen"
 
 
 def _fresh(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
-@pytest.mark.parametrize("module", ["site_gen.pages.render", "site_gen.gather.dense",
-                                    "site_gen.charts.jobs", "site_gen.output.write"])  # fmt: skip
+@pytest.mark.parametrize(
+    "module",
+    [
+        "site_gen.pages.render",
+        "site_gen.gather.dense",
+        "site_gen.charts.jobs",
+        "site_gen.output.write",
+    ],
+)
 def test_rendering_pages_imports_no_matplotlib(module: str) -> None:
-    done = _fresh(f"import {module}, sys; "
-                  "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib' "
-                  "or m.startswith('site_gen.charts.draw')))")  # fmt: skip
+    done = _fresh(
+        f"import {module}, sys; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib' "
+        "or m.startswith('site_gen.charts.draw')))"
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]", f"{module} imports {done.stdout.strip()}"
 
@@ -58,20 +68,26 @@ def _modules(folder: Path) -> list[Path]:
 
 def test_only_the_workers_import_the_drawing_code() -> None:
     importers = [
-        str(p.relative_to(ROOT)) for p in _modules(SITE_GEN)
-        if p.parent.name != "draw" and any(m.startswith("site_gen.charts.draw")
-                                           for m in _imports(p))
-    ]  # fmt: skip
+        str(p.relative_to(ROOT))
+        for p in _modules(SITE_GEN)
+        if p.parent.name != "draw"
+        and any(m.startswith("site_gen.charts.draw") for m in _imports(p))
+    ]
     assert importers == ["site_gen/pool.py"]
 
 
 #: What a page module may not call or import: gathering, evaluating, reading or writing.
 _PAGE_FORBIDDEN = (
-    "site_gen.output", "site_gen.build", "site_gen.pool", "site_gen.inputs",
-    "roofline.analysis.validation.validate", "roofline.analysis.error_bands.load_error_bands",
-    "roofline.measurements.load_measurements", "roofline.specs.load_specs",
+    "site_gen.output",
+    "site_gen.build",
+    "site_gen.pool",
+    "site_gen.inputs",
+    "roofline.analysis.validation.validate",
+    "roofline.analysis.error_bands.load_error_bands",
+    "roofline.measurements.load_measurements",
+    "roofline.specs.load_specs",
     "roofline.calibration.data.load_calibration",
-)  # fmt: skip
+)
 
 
 def test_pages_neither_gather_nor_touch_the_disk() -> None:
@@ -81,7 +97,7 @@ def test_pages_neither_gather_nor_touch_the_disk() -> None:
         for m in sorted(_imports(p))
         if m.startswith(_PAGE_FORBIDDEN)
         or (m.startswith("site_gen.gather.") and m.rpartition(".")[2].startswith("gather"))
-    ]  # fmt: skip
+    ]
     assert found == []
     for path in _modules(SITE_GEN / "pages"):
         text = path.read_text("utf-8")
@@ -97,26 +113,38 @@ def test_the_page_check_can_fail(tmp_path: Path) -> None:
 
 
 def test_nothing_imports_the_build_and_gather_imports_no_later_stage() -> None:
-    later = {"gather": ("site_gen.pages", "site_gen.charts", "site_gen.output", "site_gen.build",
-                        "site_gen.pool"),
-             "pages": ("site_gen.output", "site_gen.build", "site_gen.pool"),
-             "charts": ("site_gen.pages", "site_gen.output", "site_gen.build")}  # fmt: skip
+    later = {
+        "gather": (
+            "site_gen.pages",
+            "site_gen.charts",
+            "site_gen.output",
+            "site_gen.build",
+            "site_gen.pool",
+        ),
+        "pages": ("site_gen.output", "site_gen.build", "site_gen.pool"),
+        "charts": ("site_gen.pages", "site_gen.output", "site_gen.build"),
+    }
     found = [
         f"{p.relative_to(ROOT)} imports {m}"
-        for p in _modules(SITE_GEN) if p.name != "build.py"
-        for m in sorted(_imports(p)) if m == "site_gen.build" or m.startswith("site_gen.build.")
-    ]  # fmt: skip
+        for p in _modules(SITE_GEN)
+        if p.name != "build.py"
+        for m in sorted(_imports(p))
+        if m == "site_gen.build" or m.startswith("site_gen.build.")
+    ]
     # The floor every stage stands on imports no stage after gather.
     for name in ("config.py", "cache.py", "keys.py", "inputs.py", "context.py", "stages.py"):
         found += [
-            f"site_gen/{name} imports {m}" for m in sorted(_imports(SITE_GEN / name))
+            f"site_gen/{name} imports {m}"
+            for m in sorted(_imports(SITE_GEN / name))
             if m.startswith(("site_gen.pages", "site_gen.build", "site_gen.pool"))
             or (m.startswith("site_gen.output") and name != "stages.py")
-        ]  # fmt: skip
+        ]
     for stage, banned in later.items():
         found += [
             f"{p.relative_to(ROOT)} imports {m}"
-            for p in _modules(SITE_GEN / stage) if p.parent.name != "draw"
-            for m in sorted(_imports(p)) if m.startswith(banned)
-        ]  # fmt: skip
+            for p in _modules(SITE_GEN / stage)
+            if p.parent.name != "draw"
+            for m in sorted(_imports(p))
+            if m.startswith(banned)
+        ]
     assert found == []

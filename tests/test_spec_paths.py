@@ -133,9 +133,14 @@ def test_block_peak_outside_one_to_four_times_fp8_warns(ratio):
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(1.01e18, "a finite number of FLOP/s in (0, 1e+18]"), (0.0, "(0, 1e+18]"),
-     (-1.0, "(0, 1e+18]"), ("838e12", "a number"), (True, "a number")],
-)  # fmt: skip
+    [
+        (1.01e18, "a finite number of FLOP/s in (0, 1e+18]"),
+        (0.0, "(0, 1e+18]"),
+        (-1.0, "(0, 1e+18]"),
+        ("838e12", "a number"),
+        (True, "a number"),
+    ],
+)
 def test_block_peak_range_like_the_other_peaks(value, expected):
     refused(BLOCK, expected, **{BLOCK: value})
 
@@ -187,9 +192,13 @@ def test_a_measured_basis_for_an_absent_fraction_warns():
 @pytest.mark.parametrize("key", ["gemm_efficiency_basis", "mem_efficiency_basis"])
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("guessed", "one of measured, assumed"), ("assumed: x\x1b[2Jy", "control"),
-     (0.8, "a string"), (["measured"], "a string")],
-)  # fmt: skip
+    [
+        ("guessed", "one of measured, assumed"),
+        ("assumed: x\x1b[2Jy", "control"),
+        (0.8, "a string"),
+        (["measured"], "a string"),
+    ],
+)
 def test_hostile_bases_are_refused(key, value, expected):
     refused(key, expected, **{key: value})
 
@@ -210,14 +219,21 @@ def test_software_gaps_load_as_a_mapping():
 
 @pytest.mark.parametrize(
     ("gaps", "expected"),
-    [({"rowwse": GAP}, "keys from tensorwise"), ({"mxfp4": GAP}, "keys from"),  # an alias
-     ({"__proto__": GAP}, "keys from"), ({"rowwise": "<b>x</b>"}, "without the characters"),
-     ({"rowwise": "see `x`"}, "without the characters"), ({"rowwise": "a\nb"}, "control"),
-     ({"rowwise": "a\x9bb"}, "control"), ({"rowwise": 3}, "a string for each key"),
-     ({"rowwise": ""}, "at least one letter or digit"),
-     ({"rowwise": " -- "}, "at least one letter or digit"),
-     ("rowwise", "a table of texts"), (["rowwise"], "a table of texts")],
-)  # fmt: skip
+    [
+        ({"rowwse": GAP}, "keys from tensorwise"),
+        ({"mxfp4": GAP}, "keys from"),  # an alias
+        ({"__proto__": GAP}, "keys from"),
+        ({"rowwise": "<b>x</b>"}, "without the characters"),
+        ({"rowwise": "see `x`"}, "without the characters"),
+        ({"rowwise": "a\nb"}, "control"),
+        ({"rowwise": "a\x9bb"}, "control"),
+        ({"rowwise": 3}, "a string for each key"),
+        ({"rowwise": ""}, "at least one letter or digit"),
+        ({"rowwise": " -- "}, "at least one letter or digit"),
+        ("rowwise", "a table of texts"),
+        (["rowwise"], "a table of texts"),
+    ],
+)
 def test_hostile_software_gaps_are_refused(gaps, expected):
     refused("software_gaps", expected, software_gaps=gaps)
 
@@ -237,10 +253,16 @@ def test_a_recipe_name_with_control_characters_is_reported_escaped():
 
 @pytest.mark.parametrize(
     ("vendor", "given", "platform"),
-    [("NVIDIA", None, "cuda"), ("AMD", None, "rocm"), ("amd ", None, "rocm"),
-     ("Intel", None, None), (None, None, None), ("AMD", "cuda", "cuda"),
-     ("Acme", "rocm", "rocm")],
-)  # fmt: skip
+    [
+        ("NVIDIA", None, "cuda"),
+        ("AMD", None, "rocm"),
+        ("amd ", None, "rocm"),
+        ("Intel", None, None),
+        (None, None, None),
+        ("AMD", "cuda", "cuda"),
+        ("Acme", "rocm", "rocm"),
+    ],
+)
 def test_platform_is_given_or_derived_from_the_vendor(vendor, given, platform):
     changes = {"platform": given} if given else {}
     gpu = load(drop=("vendor",) if vendor is None else (), **changes, vendor=vendor or "")
@@ -257,18 +279,34 @@ def test_hostile_platforms_are_refused(value):
 
 @pytest.mark.parametrize(
     "changes",
-    [{BLOCK: 800e12}, {BLOCK: 1e18}, {BLOCK: 1.01e18}, {BLOCK: 0.0}, {BLOCK: "x"},
-     {"drop": ("fp8_peak_tops",), BLOCK: 800e12},
-     {"gemm_efficiency_basis": "measured: x"}, {"mem_efficiency_basis": "assumed"},
-     {"gemm_efficiency_basis": "guess"}, {"mem_efficiency_basis": "assumed\x07"},
-     {"software_gaps": {"rowwise": GAP}}, {"software_gaps": {"rowwse": GAP}},
-     {"software_gaps": {"mxfp4": GAP}}, {"software_gaps": {"rowwise": "<i>"}},
-     {"software_gaps": {"rowwise": "---"}}, {"software_gaps": {"rowwise": "\x1b"}},
-     {"software_gaps": {"rowwise": 1}}, {"software_gaps": "x"}, {"software_gaps": {}},
-     {"platform": "cuda"}, {"platform": "rocm"}, {"platform": "CUDA"},
-     {"platform": "cuda: x"}, {"platform": 1}],
+    [
+        {BLOCK: 800e12},
+        {BLOCK: 1e18},
+        {BLOCK: 1.01e18},
+        {BLOCK: 0.0},
+        {BLOCK: "x"},
+        {"drop": ("fp8_peak_tops",), BLOCK: 800e12},
+        {"gemm_efficiency_basis": "measured: x"},
+        {"mem_efficiency_basis": "assumed"},
+        {"gemm_efficiency_basis": "guess"},
+        {"mem_efficiency_basis": "assumed\x07"},
+        {"software_gaps": {"rowwise": GAP}},
+        {"software_gaps": {"rowwse": GAP}},
+        {"software_gaps": {"mxfp4": GAP}},
+        {"software_gaps": {"rowwise": "<i>"}},
+        {"software_gaps": {"rowwise": "---"}},
+        {"software_gaps": {"rowwise": "\x1b"}},
+        {"software_gaps": {"rowwise": 1}},
+        {"software_gaps": "x"},
+        {"software_gaps": {}},
+        {"platform": "cuda"},
+        {"platform": "rocm"},
+        {"platform": "CUDA"},
+        {"platform": "cuda: x"},
+        {"platform": 1},
+    ],
     ids=repr,
-)  # fmt: skip
+)
 def test_lint_and_schema_agree(changes):
     changes = dict(changes)
     gpu = entry(drop=changes.pop("drop", ()), **changes)

@@ -64,7 +64,9 @@ def test_bundled_figures_that_matter(bundled):
     assert not b300.efficiency_assumed
     gb200 = bundled["NVIDIA GB200"]
     assert (gb200.bf16_peak_tops, gb200.fp8_peak_tops, gb200.fp4_peak_tops) == (
-        2.5e15, 5.0e15, 10.0e15
+        2.5e15,
+        5.0e15,
+        10.0e15,
     )
     assert bundled["AMD Instinct MI300X"].pct_achievable_gemm_tops == 0.511
     assert not bundled["AMD Instinct MI300X"].gemm_efficiency_assumed
@@ -91,8 +93,10 @@ def test_bundled_figures_that_matter(bundled):
         ("NVIDIA H200 NVL", "NVIDIA H200 NVL"),
         ("NVIDIA GH200 480GB", "NVIDIA GH200 96GB HBM3"),
         ("NVIDIA GH200 144G HBM3e", "NVIDIA GH200 144GB HBM3e"),
-        ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
-         "NVIDIA RTX PRO 6000 Blackwell Server Edition"),
+        (
+            "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+            "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+        ),
         ("AMD Instinct MI350X", "AMD Instinct MI350X"),
         ("NVIDIA B300 SXM6 AC", "NVIDIA B300 SXM6 AC"),
         ("NVIDIA A100-SXM4-80GB", "NVIDIA A100 SXM"),
@@ -258,8 +262,9 @@ def test_bundled_file_validates_against_the_published_schema():
         jsonschema.validate(broken, json_schema())
 
 
-@pytest.mark.parametrize("text", ['a"b', "c\\d", "x\ny", "tab\t", "é\u2028", "\x7f", "\x00z",
-                                  "\ufeff", "\U0001f600", ""])  # fmt: skip
+@pytest.mark.parametrize(
+    "text", ['a"b', "c\\d", "x\ny", "tab\t", "é\u2028", "\x7f", "\x00z", "\ufeff", "\U0001f600", ""]
+)
 def test_toml_string_round_trips_any_text(text):
     """What the project writes into TOML files (calibration, measurements, error bands)
     reads back as it was, control characters and DEL included."""

@@ -69,8 +69,10 @@ class TestAgainstInstalledTorchao:
 
     def _shapes(self, count: int = 2) -> list[dict]:
         rng = random.Random(7)
-        return [{M: rng.randint(16, 40000), K: rng.randint(16, 40000), N: rng.randint(16, 40000)}
-                for _ in range(count)]  # fmt: skip
+        return [
+            {M: rng.randint(16, 40000), K: rng.randint(16, 40000), N: rng.randint(16, 40000)}
+            for _ in range(count)
+        ]
 
     @pytest.mark.parametrize("gpu", ["NVIDIA H100", "NVIDIA B300 SXM6 AC"])
     @pytest.mark.parametrize(
@@ -92,9 +94,16 @@ class TestAgainstInstalledTorchao:
 
     @pytest.mark.parametrize(
         "recipe",
-        ["tensorwise", "rowwise", "mxfp8_cublas", "mxfp4", "nvfp4", "nvfp4_static",
-         "nvfp4_no_global_scale"],
-    )  # fmt: skip
+        [
+            "tensorwise",
+            "rowwise",
+            "mxfp8_cublas",
+            "mxfp4",
+            "nvfp4",
+            "nvfp4_static",
+            "nvfp4_no_global_scale",
+        ],
+    )
     def test_inference_overhead(self, ref, recipe):
         theirs = ref.get_inference_float8_mem_sympy(M, K, N, recipe, "NVIDIA B200")
         ours = compat.get_inference_float8_mem_sympy(M, K, N, recipe, "NVIDIA B200")

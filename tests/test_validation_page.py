@@ -59,16 +59,28 @@ from site_gen.pages.rows.validation import (
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "tests" / "data" / "site_small_specs.toml"
-EXTENSIONS = ["tables", "toc", "admonition", "attr_list", "md_in_html", "pymdownx.details",
-              "pymdownx.superfences", "pymdownx.arithmatex"]  # fmt: skip
+EXTENSIONS = [
+    "tables",
+    "toc",
+    "admonition",
+    "attr_list",
+    "md_in_html",
+    "pymdownx.details",
+    "pymdownx.superfences",
+    "pymdownx.arithmatex",
+]
 
 
 def _site(specs):
     """The part of SiteInput the three pages read."""
     calibrations = {g.name: calibration_of(g, specs) for g in specs.values()}
     atlas = Atlas(specs, {}, calibrations=calibrations)
-    symbolic = {(m.value, r.name): symbolic_formulas(m, r.name)
-                for m in config.MODES for r in RECIPE_LIST if m in r.plans}  # fmt: skip
+    symbolic = {
+        (m.value, r.name): symbolic_formulas(m, r.name)
+        for m in config.MODES
+        for r in RECIPE_LIST
+        if m in r.plans
+    }
     return types.SimpleNamespace(atlas=atlas, symbolic=symbolic)
 
 
@@ -137,8 +149,10 @@ def test_every_set_has_its_section_table_and_chart(bundled_page, report) -> None
 
 def test_roles_are_grouped_and_marked(bundled_page, report) -> None:
     text = html.unescape(_text(bundled_page))
-    heads = [text.index(f"## {validation.HEADINGS[r]}") for r in
-             (SetRole.HOLDOUT, SetRole.FIT, SetRole.CONTEXT)]  # fmt: skip
+    heads = [
+        text.index(f"## {validation.HEADINGS[r]}")
+        for r in (SetRole.HOLDOUT, SetRole.FIT, SetRole.CONTEXT)
+    ]
     assert heads == sorted(heads)  # held out first, then fitted on, then context
     for result in report.sets:
         section = text[text.index("{#" + result.set.id + "}") :]
@@ -235,19 +249,25 @@ def test_nav_lists_the_page_after_methodology() -> None:
 
 def test_hostile_measurement_text_stays_text(small_site) -> None:
     """Set text from a hostile pull request shows as text: no element, link or handler."""
-    payload = ('<script>alert(1)</script> [x](javascript:alert(2)) {: onclick=alert(3) } '
-               '$x$ | =1+1 {#evil}')  # fmt: skip
+    payload = (
+        "<script>alert(1)</script> [x](javascript:alert(2)) {: onclick=alert(3) } "
+        "$x$ | =1+1 {#evil}"
+    )
     specs = load_specs()
     base = load_measurements(specs=specs)
     first = base.sets[0]
     hostile = dataclasses.replace(
-        first, title=payload, software=payload, command=payload, notes=payload,
+        first,
+        title=payload,
+        software=payload,
+        command=payload,
+        notes=payload,
         source=dataclasses.replace(first.source, url="javascript:alert(4)", note=payload),
-        points=tuple(dataclasses.replace(p, label="=cmd|' /C calc'!A0 <b>") for p in
-                     first.points),
-    )  # fmt: skip
-    data = gather_validation.validation_of(MeasurementDatabase((hostile,)), specs,
-                                           small_site.atlas.inputs.calibration)
+        points=tuple(dataclasses.replace(p, label="=cmd|' /C calc'!A0 <b>") for p in first.points),
+    )
+    data = gather_validation.validation_of(
+        MeasurementDatabase((hostile,)), specs, small_site.atlas.inputs.calibration
+    )
     out = validation.render_with(small_site, data)
     body = _text(out).split("---\n", 2)[2]
     rendered = markdown.markdown(
@@ -271,8 +291,10 @@ def test_hostile_measurement_text_stays_text(small_site) -> None:
 
 def _points(*shapes, labels=()):
     labels = labels or ("",) * len(shapes)
-    return [Point(s if isinstance(s[0], tuple) else (s,), 1.0, lbl)
-            for s, lbl in zip(shapes, labels, strict=True)]  # fmt: skip
+    return [
+        Point(s if isinstance(s[0], tuple) else (s,), 1.0, lbl)
+        for s, lbl in zip(shapes, labels, strict=True)
+    ]
 
 
 def test_x_axis_is_m_only_for_a_sweep_of_m() -> None:

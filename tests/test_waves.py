@@ -40,9 +40,7 @@ def test_wave_efficiency_is_a_fraction_matching_the_rule(m, n, sms):
 def test_time_never_falls_as_the_output_grows(m, n, sms):
     """compute ~ m n / w: one more row or column never makes a GEMM faster."""
     for bigger in ((m + 1, n), (m, n + 1), (m + GEMM_TILE_M, n)):
-        assert bigger[0] * bigger[1] / waves(*bigger, sms) >= m * n / waves(m, n, sms) * (
-            1 - 1e-12
-        )
+        assert bigger[0] * bigger[1] / waves(*bigger, sms) >= m * n / waves(m, n, sms) * (1 - 1e-12)
 
 
 @given(dims, dims)

@@ -30,8 +30,11 @@ def module_renames(base: str) -> dict[str, str]:
     """Old -> new source paths of the packages' modules renamed since ``base``."""
     out = subprocess.run(
         ["git", "diff", "-M", "--name-status", base, "--", *PACKAGES],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     renames = {}
     for line in out.splitlines():
         status, *paths = line.split("\t")
@@ -50,9 +53,10 @@ def name_mapper(renames: dict[str, str]):
     if not names:
         return lambda text: text
     pattern = re.compile(
-        r"(?<![\w./])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+        r"(?<![\w./])("
+        + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
         + r")(?!\w)"
-    )  # fmt: skip
+    )
     return lambda text: pattern.sub(lambda m: names[m.group(1)], text)
 
 
@@ -99,9 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         if not site.is_dir():
             parser.error(f"{site}: not a folder (build a site there first)")
     result = compare(args.before, args.after, module_renames(args.base))
-    print(f"identical {len(result['identical'])}, module names only {len(result['renamed'])}, "
-          f"different {len(result['differ'])}, only before {len(result['only_before'])}, "
-          f"only after {len(result['only_after'])}")  # fmt: skip
+    print(
+        f"identical {len(result['identical'])}, module names only {len(result['renamed'])}, "
+        f"different {len(result['differ'])}, only before {len(result['only_before'])}, "
+        f"only after {len(result['only_after'])}"
+    )
     for kind in ("differ", "only_before", "only_after"):
         for rel in result[kind]:
             print(f"  {kind}: {rel}")

@@ -44,8 +44,10 @@ def main() -> int:
     for (gpu, key), value in zip(result.parameters, result.fitted, strict=True):
         text = _rewrite(text, gpu, key, value)
     PATH.write_text(text, "utf-8")
-    print(f"wrote {len(result.parameters)} values to {PATH}; mean |log error| "
-          f"{result.mean_log_error:.4f}")
+    print(
+        f"wrote {len(result.parameters)} values to {PATH}; mean |log error| "
+        f"{result.mean_log_error:.4f}"
+    )
     # Read back what was written: load_calibration() caches the bundled file as it was.
     data = load_calibration(PATH)
     report = validate(measurements, specs, data)

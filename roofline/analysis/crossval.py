@@ -231,10 +231,16 @@ def own_fit_cv(
         return None
     errors: list[float] = []
     for shape in shapes:
-        train = [replace(s, points=kept) for s in sets
-                 if (kept := tuple(p for p in s.points if p.shapes != shape))]  # fmt: skip
-        test = [replace(s, points=left) for s in sets
-                if (left := tuple(p for p in s.points if p.shapes == shape))]  # fmt: skip
+        train = [
+            replace(s, points=kept)
+            for s in sets
+            if (kept := tuple(p for p in s.points if p.shapes != shape))
+        ]
+        test = [
+            replace(s, points=left)
+            for s in sets
+            if (left := tuple(p for p in s.points if p.shapes == shape))
+        ]
         result = fit_on(start, train, specs, parameters)
         refit = with_values(start, result.parameters, result.fitted)
         for mset in test:

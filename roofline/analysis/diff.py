@@ -237,10 +237,17 @@ def speedup_deltas(name: str, old: GpuGuidance | None, new: GpuGuidance) -> list
             if moved:
                 rows.append(
                     SpeedupDelta(
-                        name, key[0].value, key[1], shape, before, after, s_before, s_after,
+                        name,
+                        key[0].value,
+                        key[1],
+                        shape,
+                        before,
+                        after,
+                        s_before,
+                        s_after,
                         new_gpu=old is None,
                     )
-                )  # fmt: skip
+                )
     return rows
 
 

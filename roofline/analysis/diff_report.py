@@ -197,9 +197,18 @@ def _speedups_section(diff: SpecDiff) -> list[str]:
     for r in diff.speedups:
         delta = units.speedup_delta(r.delta)
         rows.append(
-            [r.gpu, r.mode, r.recipe, r.shape, units.speedup(r.old), "->", units.speedup(r.new),
-             delta, _support_text(r)]
-        )  # fmt: skip
+            [
+                r.gpu,
+                r.mode,
+                r.recipe,
+                r.shape,
+                units.speedup(r.old),
+                "->",
+                units.speedup(r.new),
+                delta,
+                _support_text(r),
+            ]
+        )
     headers = ["GPU", "mode", "recipe", "shape", "old", "", "new", "delta", "support"]
     return [
         "## Speedup deltas",
@@ -214,10 +223,17 @@ def _flips_section(diff: SpecDiff) -> list[str]:
     if not diff.flips:
         return []
     rows = [
-        [f.gpu, f.mode, f.old or "bf16", units.speedup(f.old_speedup), "->", f.new or "bf16",
-         units.speedup(f.new_speedup)]
+        [
+            f.gpu,
+            f.mode,
+            f.old or "bf16",
+            units.speedup(f.old_speedup),
+            "->",
+            f.new or "bf16",
+            units.speedup(f.new_speedup),
+        ]
         for f in diff.flips
-    ]  # fmt: skip
+    ]
     headers = ["GPU", "mode", "old best", "speedup", "", "new best", "speedup"]
     return [
         "## Recommendation flips (canonical shape)",

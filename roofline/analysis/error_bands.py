@@ -52,8 +52,11 @@ class RowBasis(enum.StrEnum):
     GLOBAL = "global"
 
 
-_BASIS_OF_LEVEL = {Level.GPU: RowBasis.MEASURED, Level.FAMILY: RowBasis.FAMILY,
-                   Level.GLOBAL: RowBasis.GLOBAL}  # fmt: skip
+_BASIS_OF_LEVEL = {
+    Level.GPU: RowBasis.MEASURED,
+    Level.FAMILY: RowBasis.FAMILY,
+    Level.GLOBAL: RowBasis.GLOBAL,
+}
 
 
 @dataclass(frozen=True)

@@ -191,11 +191,17 @@ def set_parameter_keys(mset: MeasurementSet) -> frozenset[str]:
     the terms a ``time_us`` set names, else of every term of its model."""
     recipe = get_recipe(mset.recipe, mset.mode)
     model = compile_model(mset.mode, recipe, mset.fusion, True, mset.groups is not None).model
-    terms = [t for t in model.terms if mset.quantity is not MeasuredQuantity.TIME_US
-             or t.key in mset.terms]  # fmt: skip
+    terms = [
+        t
+        for t in model.terms
+        if mset.quantity is not MeasuredQuantity.TIME_US or t.key in mset.terms
+    ]
     used = set().union(*(t.expr.free_symbols for t in terms))
-    return frozenset(hw.spec_key for hw in CALIBRATION_SYMBOLS
-                     if hw.symbol in used and hw.spec_key not in GLOBAL_KEYS)  # fmt: skip
+    return frozenset(
+        hw.spec_key
+        for hw in CALIBRATION_SYMBOLS
+        if hw.symbol in used and hw.spec_key not in GLOBAL_KEYS
+    )
 
 
 def validate_set(

@@ -92,9 +92,14 @@ def add_entry(
 
 
 def set_cv(
-    text: str, gpu: str, mean_error: float, points: int, shapes: int, method: str,
+    text: str,
+    gpu: str,
+    mean_error: float,
+    points: int,
+    shapes: int,
+    method: str,
     sets: list[str],
-) -> str:  # fmt: skip
+) -> str:
     """``text`` with ``gpu``'s ``[gpu.cv]`` table (the cross-validated error of its own
     fit) replaced by, or set to, the one given."""
     found = _gpu_block(text, gpu)

@@ -295,8 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_BAD_INPUT
         except UnicodeDecodeError as exc:  # the readers name their file; this is a backstop
             files = ", ".join(map(repr, named_inputs(args))) or "a file given"
-            print(f"error: {files}: not UTF-8 text (byte {exc.start}: {exc.reason})",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"error: {files}: not UTF-8 text (byte {exc.start}: {exc.reason})", file=sys.stderr
+            )
             return EXIT_BAD_INPUT
         except KeyboardInterrupt:
             print("interrupted", file=sys.stderr)

@@ -226,13 +226,16 @@ def _print_fit(
     key_width = max([len("parameter"), *(len(key) for _, key, *_ in rows)])
     print(f"{'GPU':{width}}  {'parameter':{key_width}}  {'stored':>10}  {'fitted':>10}  change")
     moved = []
-    for (gpu, key, stored, fitted), ok, parameter in zip(rows, determined, result.parameters,
-                                                         strict=True):  # fmt: skip
+    for (gpu, key, stored, fitted), ok, parameter in zip(
+        rows, determined, result.parameters, strict=True
+    ):
         if parameter in new:
             shown = f"{fitted:>10.4g}" if ok else f"{'-':>10}"
             what = "new: the file had none, the stored column is its fallback"
-            print(f"{gpu:{width}}  {key:{key_width}}  {stored:>10.4g}  {shown}  "
-                  f"{what if ok else 'new, undetermined: left to its fallback'}")  # fmt: skip
+            print(
+                f"{gpu:{width}}  {key:{key_width}}  {stored:>10.4g}  {shown}  "
+                f"{what if ok else 'new, undetermined: left to its fallback'}"
+            )
             continue
         if not ok:  # a refit value the data do not determine is no fit: never shown as one
             print(f"{gpu:{width}}  {key:{key_width}}  {stored:>10.4g}  {'-':>10}  undetermined")
@@ -292,8 +295,9 @@ def _write_calibration(
             written += 1
     cv = gpu_cv[1] if gpu_cv is not None else None
     if gpu_cv is not None:
-        text = set_cv(text, gpu_cv[0], cv.mean_error, cv.points, cv.shapes, cv.method,
-                      list(cv.sets))  # fmt: skip
+        text = set_cv(
+            text, gpu_cv[0], cv.mean_error, cv.points, cv.shapes, cv.method, list(cv.sets)
+        )
     ids = set(measurements.ids()) | bundled_set_ids()
     parse_calibration(load_toml(text), str(out), calibration_gpu_names(specs), ids)  # loads
     write_atomically(out, text)
@@ -307,8 +311,10 @@ def _write_calibration(
 
 def _cv_line(gpu: str, cv: GpuCv | None) -> str:
     if cv is None:
-        return (f"no cross-validated error for {gpu}: its fit sets hold one distinct shape; "
-                "its pages keep the bundled band")  # fmt: skip
+        return (
+            f"no cross-validated error for {gpu}: its fit sets hold one distinct shape; "
+            "its pages keep the bundled band"
+        )
     return (
         f"cross-validated error of {gpu}'s own fit ({cv.method}, {cv.shapes} shapes): "
         f"{cv.mean_error:.1%} mean over {cv.points} points (its pages' band with -o)"
@@ -351,8 +357,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(_cv_line(gpu, cv))
     if out is not None:
         gpu_cv = (gpu, cv) if gpu is not None and cv is not None else None
-        _write_calibration(args, out, result, fitted, new, [s.id for s in fit_sets], specs,
-                           measurements, gpu_cv)  # fmt: skip
+        _write_calibration(
+            args, out, result, fitted, new, [s.id for s in fit_sets], specs, measurements, gpu_cv
+        )
     if not args.check:
         return 0
     for gpu, key, stored, fitted, change in moved:

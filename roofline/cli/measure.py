@@ -66,17 +66,21 @@ def add_measure_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     ms.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     ms.add_argument("--gpu", help="the spec entry the sets are for (default: the CUDA device)")
     ms.add_argument(
-        "--recipes", metavar="A,B",
+        "--recipes",
+        metavar="A,B",
         help="of tensorwise, rowwise and, with torchao, mxfp8_cublas, mxfp8_cublas_rceil, "
         "nvfp4, nvfp4_static, nvfp4_no_global_scale (default: those native on the GPU)",
-    )  # fmt: skip
+    )
     ms.add_argument("--warmup", type=_count, default=5, metavar="N", help="untimed calls (5)")
     ms.add_argument("--repeats", type=_count, default=20, metavar="N", help="timed runs (20)")
     ms.add_argument("--role", choices=_ROLES, default="fit", help="the sets' role (fit)")
     ms.add_argument(
-        "--max-mean-error", type=float, default=0.25, metavar="F",
+        "--max-mean-error",
+        type=float,
+        default=0.25,
+        metavar="F",
         help="regression guard of fit and holdout sets (0.25)",
-    )  # fmt: skip
+    )
     ms.add_argument("--id-prefix", metavar="ID", help="set ids start with it")
     ms.add_argument("--source-url", metavar="URL", help="where the file will be published")
     ms.add_argument("--specs", metavar="FILE", help="spec file (default: bundled database)")
@@ -194,18 +198,29 @@ def cmd_measure(args: argparse.Namespace) -> int:
     jobs = plan_jobs(shapes, recipes, args.device)
     timer = CpuTimer() if args.device == "cpu" else CudaTimer()
     env = environment(args.device)
-    print(f"[measure] {len(jobs)} kernels on {env.device_name} ({args.device}), {args.warmup} "
-          f"warm-up and {args.repeats} timed runs each", file=sys.stderr)  # fmt: skip
+    print(
+        f"[measure] {len(jobs)} kernels on {env.device_name} ({args.device}), {args.warmup} "
+        f"warm-up and {args.repeats} timed runs each",
+        file=sys.stderr,
+    )
     results = run_jobs(jobs, timer, warmup=args.warmup, repeats=args.repeats, progress=_Progress())
     prefix = args.id_prefix or slug(f"measured-{gpu}-{dt.date.today().isoformat()}")
     text = measurement_text(
-        results, env, gpu, prefix=prefix, command=shlex.join(["roofline", *sys.argv[1:]]),
-        url=args.source_url or DEFAULT_URL, role=args.role,
-        max_mean_error=args.max_mean_error, warmup=args.warmup,
-    )  # fmt: skip
+        results,
+        env,
+        gpu,
+        prefix=prefix,
+        command=shlex.join(["roofline", *sys.argv[1:]]),
+        url=args.source_url or DEFAULT_URL,
+        role=args.role,
+        max_mean_error=args.max_mean_error,
+        warmup=args.warmup,
+    )
     parse_measurements(text, args.output, specs)  # the file loads, or nothing is written
     write_atomically(Path(args.output), text)
-    print(f"[measure] wrote {len(results)} points to {args.output}"
-          + (" (CPU timings: role context)" if args.device == "cpu" else ""),
-          file=sys.stderr)  # fmt: skip
+    print(
+        f"[measure] wrote {len(results)} points to {args.output}"
+        + (" (CPU timings: role context)" if args.device == "cpu" else ""),
+        file=sys.stderr,
+    )
     return 0

@@ -176,9 +176,17 @@ def _plan(args: argparse.Namespace) -> tuple[ModelPlan, CalibratedParameters | N
     include = (Support.NATIVE, Support.HYPOTHETICAL) if args.include_hypothetical else RUNNABLE
     with progress(f"evaluating {count} GEMMs of {preset.name} in bf16 and each recipe ..."):
         plan = plan_model(
-            preset, match.gpu, tokens, ep=ep, calibrated=args.calibrated, fusion=args.fusion,
-            recipes=recipes, include=include, specs=specs, calibration=calibration,
-        )  # fmt: skip
+            preset,
+            match.gpu,
+            tokens,
+            ep=ep,
+            calibrated=args.calibrated,
+            fusion=args.fusion,
+            recipes=recipes,
+            include=include,
+            specs=specs,
+            calibration=calibration,
+        )
     warn_fallback(match)
     return plan, calibration
 

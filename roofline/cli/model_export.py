@@ -38,9 +38,24 @@ FORMAT_VERSION = 1
 #: The mix's name in the machine-readable formats.
 MIX_NAME = "mix"
 CSV_COLUMNS = (
-    "row", "gemm", "kind", "M", "K", "N", "groups", "count", "recipe", "runs_in", "best",
-    "forward_s", "backward_s", "total_s", "speedup", "fallbacks", "reason",
-)  # fmt: skip
+    "row",
+    "gemm",
+    "kind",
+    "M",
+    "K",
+    "N",
+    "groups",
+    "count",
+    "recipe",
+    "runs_in",
+    "best",
+    "forward_s",
+    "backward_s",
+    "total_s",
+    "speedup",
+    "fallbacks",
+    "reason",
+)
 
 
 def _time_json(time: StepTime, baseline: StepTime) -> dict[str, float]:
@@ -63,13 +78,22 @@ def model_json(plan: ModelPlan, assumed: Sequence[str], how: str) -> str:
     for gemm in plan.gemms:
         inst = gemm.instance
         base = gemm.times[BF16_NAME]
-        gemms.append({
-            "key": inst.key, "block": inst.block, "name": inst.name, "kind": str(inst.kind),
-            "M": inst.M, "K": inst.K, "N": inst.N, "groups": inst.groups, "count": inst.count,
-            "best": gemm.best,
-            "times": {name: _time_json(t, base) for name, t in gemm.times.items()},
-            "excluded": dict(gemm.excluded),
-        })  # fmt: skip
+        gemms.append(
+            {
+                "key": inst.key,
+                "block": inst.block,
+                "name": inst.name,
+                "kind": str(inst.kind),
+                "M": inst.M,
+                "K": inst.K,
+                "N": inst.N,
+                "groups": inst.groups,
+                "count": inst.count,
+                "best": gemm.best,
+                "times": {name: _time_json(t, base) for name, t in gemm.times.items()},
+                "excluded": dict(gemm.excluded),
+            }
+        )
     totals = {t.recipe: _total_json(t) for t in (plan.baseline, *plan.singles())}
     mix = plan.mix()
     best = plan.best_single()
@@ -116,24 +140,53 @@ def model_csv(plan: ModelPlan) -> str:
     writer.writerow(CSV_COLUMNS)
     for gemm in plan.gemms:
         inst = gemm.instance
-        dims = [spreadsheet_safe(inst.key), str(inst.kind), inst.M, inst.K, inst.N,
-                inst.groups, inst.count]  # fmt: skip
+        dims = [
+            spreadsheet_safe(inst.key),
+            str(inst.kind),
+            inst.M,
+            inst.K,
+            inst.N,
+            inst.groups,
+            inst.count,
+        ]
         for name in (BF16_NAME, *plan.recipes):
             runs_in = name if name in gemm.times else BF16_NAME
             time = gemm.time_in(name)
             reason = spreadsheet_safe(gemm.excluded.get(name, ""))
-            writer.writerow([
-                "gemm", *dims, name, runs_in, str(gemm.best == name).lower(),
-                *_numbers(time, gemm.times[BF16_NAME]), "", reason,
-            ])  # fmt: skip
+            writer.writerow(
+                [
+                    "gemm",
+                    *dims,
+                    name,
+                    runs_in,
+                    str(gemm.best == name).lower(),
+                    *_numbers(time, gemm.times[BF16_NAME]),
+                    "",
+                    reason,
+                ]
+            )
     mix = plan.mix()
     for total in (plan.baseline, *plan.singles(), mix):
         name = MIX_NAME if total is mix else total.recipe
         fallbacks = "" if name in (BF16_NAME, MIX_NAME) else len(total.fallbacks)
-        writer.writerow([
-            "total", "", "", "", "", "", "", "", name, "", "",
-            *_numbers(total.time, total.baseline), fallbacks, "",
-        ])  # fmt: skip
+        writer.writerow(
+            [
+                "total",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                "",
+                name,
+                "",
+                "",
+                *_numbers(total.time, total.baseline),
+                fallbacks,
+                "",
+            ]
+        )
     return buffer.getvalue()
 
 

@@ -119,11 +119,21 @@ def _gemm_cells(plan: ModelPlan) -> list[list[str] | str]:
             many = "layer" if block.layers == 1 else "layers"
             rows.append(f"{printable(block.name)} ({block.layers} {many})")
         best = gemm.best
-        rows.append([
-            "  " + printable(inst.name), str(inst.kind), str(inst.M), str(inst.K), str(inst.N),
-            str(inst.groups), str(inst.count), _ms(gemm.times[BF16_NAME].total_s), best,
-            _ms(gemm.times[best].total_s), _x(gemm.speedup(best)),
-        ])  # fmt: skip
+        rows.append(
+            [
+                "  " + printable(inst.name),
+                str(inst.kind),
+                str(inst.M),
+                str(inst.K),
+                str(inst.N),
+                str(inst.groups),
+                str(inst.count),
+                _ms(gemm.times[BF16_NAME].total_s),
+                best,
+                _ms(gemm.times[best].total_s),
+                _x(gemm.speedup(best)),
+            ]
+        )
     return rows
 
 
@@ -207,12 +217,16 @@ def model_table(plan: ModelPlan, assumed: Sequence[str], how: str) -> str:
     ``how``: how the candidates were chosen (:func:`candidates_how`)."""
     parts = [
         _header(plan, assumed, how),
-        _wrap("per GEMM: ms per training step (forward + backward, all count runs); G: experts "
-              "per device (1: a dense GEMM); best: the least time, bf16 included"),
+        _wrap(
+            "per GEMM: ms per training step (forward + backward, all count runs); G: experts "
+            "per device (1: a dense GEMM); best: the least time, bf16 included"
+        ),
         _gemm_table(plan),
-        _wrap("totals: every linear layer, ms per training step; fallbacks: GEMMs the recipe "
-              "cannot run, which run in bf16 in its total"),
+        _wrap(
+            "totals: every linear layer, ms per training step; fallbacks: GEMMs the recipe "
+            "cannot run, which run in bf16 in its total"
+        ),
         _totals_table(plan) + _mix_lines(plan),
         _excluded_lines(plan),
-    ]  # fmt: skip
+    ]
     return "\n\n".join("\n".join(part) for part in parts) + "\n"

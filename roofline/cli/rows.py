@@ -214,8 +214,7 @@ def _csv_layout(table: ShapeTable, header: list[str]) -> _Layout:
 def _json_text(chunk: _Chunk, header: list[str]) -> str:
     values = [chunk.columns[c].tolist() for c in header]
     rows = [
-        {**dict(zip(header, row, strict=True)), **chunk.extra}
-        for row in zip(*values, strict=True)
+        {**dict(zip(header, row, strict=True)), **chunk.extra} for row in zip(*values, strict=True)
     ]
     if chunk.names is not None:
         rows = [{"name": name, **row} for name, row in zip(chunk.names, rows, strict=True)]

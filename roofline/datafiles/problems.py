@@ -75,8 +75,11 @@ class Collector:
     def key_problems(self, entry: str | None, problems: Iterable[KeyProblem]) -> None:
         """Record each problem of one key's value (the shared text and value rules)."""
         for problem in problems:
-            self.add(self.make(entry, problem.key, problem.expected, problem.received,
-                               "error", problem.hint))  # fmt: skip
+            self.add(
+                self.make(
+                    entry, problem.key, problem.expected, problem.received, "error", problem.hint
+                )
+            )
 
     def count(self) -> int:
         """Problems found, kept or not (warnings included)."""

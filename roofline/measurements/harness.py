@@ -44,8 +44,13 @@ SCALED_MM_RECIPES = ("tensorwise", "rowwise")
 #: scales) or ``NVFP4Tensor.to_nvfp4`` (1 x 16 blocks; ``nvfp4``: after the activation's
 #: amax and per-tensor scale, ``nvfp4_static``: with a given per-tensor scale,
 #: ``nvfp4_no_global_scale``: without one).
-TORCHAO_RECIPES = ("mxfp8_cublas", "mxfp8_cublas_rceil", "nvfp4", "nvfp4_static",
-                   "nvfp4_no_global_scale")  # fmt: skip
+TORCHAO_RECIPES = (
+    "mxfp8_cublas",
+    "mxfp8_cublas_rceil",
+    "nvfp4",
+    "nvfp4_static",
+    "nvfp4_no_global_scale",
+)
 DEFAULT_URL = "https://example.invalid/unpublished-roofline-measure"
 #: The model term each kind of job is compared with (inference mode, unfused).
 BF16_TERMS = ("gemm.output.bf16",)
@@ -250,9 +255,8 @@ def measurement_text(
             "one call on "
             f"preallocated operands ({_operands(kind, recipe)}, A row-major, "
             f"B column-major); {how}; {warmup} warm-up calls, then the median of "
-            f"{group[0].stats.runs} runs (each point's label: its spread). "
-            + " ".join(env.details)
-        )  # fmt: skip
+            f"{group[0].stats.runs} runs (each point's label: its spread). " + " ".join(env.details)
+        )
         region = "cast_kernel" if kind == "cast" else "gemm"
         lines += [
             "[[set]]",

@@ -358,4 +358,3 @@ def _specs(specs: SpecDatabase | str | os.PathLike[str] | None) -> SpecDatabase:
     if isinstance(specs, SpecDatabase):
         return specs
     return load_specs(specs)
-

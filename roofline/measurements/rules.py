@@ -46,13 +46,23 @@ SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # tests/test_hostile_findings.py keeps this list in step with the page's headings.
 RESERVED_IDS = frozenset(
     {
-        "validation", "overall", "by-timed-region", "every-set", "held-out-never-used-to-fit",
-        "fitted-on", "context-shown-not-scored", "calibration-parameters", "model-wide",
-        "gemm-efficiency", "cast-kernel-bandwidth-efficiency",
-        "grouped-gemms-and-nvfp4-training-kernels", "every-value-with-its-source",
-        "cross-validation-by-source", "weakly-determined",
+        "validation",
+        "overall",
+        "by-timed-region",
+        "every-set",
+        "held-out-never-used-to-fit",
+        "fitted-on",
+        "context-shown-not-scored",
+        "calibration-parameters",
+        "model-wide",
+        "gemm-efficiency",
+        "cast-kernel-bandwidth-efficiency",
+        "grouped-gemms-and-nvfp4-training-kernels",
+        "every-value-with-its-source",
+        "cross-validation-by-source",
+        "weakly-determined",
     }
-)  # fmt: skip
+)
 MAX_ID_LENGTH = 64
 COMMIT = sources.COMMIT
 # Longest text per field: long enough for any real entry, short enough that a hostile

@@ -144,14 +144,16 @@ def torchao_operands(shape: tuple[int, int, int], recipe: str, device: str) -> t
     if recipe in _MXFP8:
         block, scale_dtype = 32, torch.float8_e8m0fnu
         mode = _mx_scaling(config, recipe)
-        (sa, qa), (sb, qb) = (mx_tensor.to_mx(t, torch.float8_e4m3fn, block, mode)
-                              for t in (x, w))  # fmt: skip
+        (sa, qa), (sb, qb) = (mx_tensor.to_mx(t, torch.float8_e4m3fn, block, mode) for t in (x, w))
     else:
         block, scale_dtype = 16, torch.float8_e4m3fn
-        scales = [_per_tensor_scale(nvfp4_tensor, t) if recipe in _GLOBAL_SCALE else None
-                  for t in (x, w)]  # fmt: skip
-        a_nv, b_nv = (nvfp4_tensor.NVFP4Tensor.to_nvfp4(t, per_tensor_scale=s)
-                      for t, s in zip((x, w), scales, strict=True))  # fmt: skip
+        scales = [
+            _per_tensor_scale(nvfp4_tensor, t) if recipe in _GLOBAL_SCALE else None for t in (x, w)
+        ]
+        a_nv, b_nv = (
+            nvfp4_tensor.NVFP4Tensor.to_nvfp4(t, per_tensor_scale=s)
+            for t, s in zip((x, w), scales, strict=True)
+        )
         qa, qb = (t.qdata.view(torch.float4_e2m1fn_x2) for t in (a_nv, b_nv))
         sa, sb = a_nv.scale, b_nv.scale
         if recipe in _GLOBAL_SCALE:
@@ -210,8 +212,9 @@ def plan_jobs(
     if device == "cpu":
         return jobs
     for recipe in recipes:
-        jobs += [Job("lowp_gemm", recipe, s, lambda s=s, r=recipe: _lowp_gemm(s, r))
-                 for s in shapes]  # fmt: skip
+        jobs += [
+            Job("lowp_gemm", recipe, s, lambda s=s, r=recipe: _lowp_gemm(s, r)) for s in shapes
+        ]
         jobs += [Job("cast", recipe, s, lambda s=s, r=recipe: _cast(s, r)) for s in shapes]
     return jobs
 
@@ -243,8 +246,11 @@ def _nvidia_smi() -> list[str]:
     try:
         out = subprocess.run(
             ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader", "-i", "0"],
-            capture_output=True, text=True, timeout=20, check=True,
-        ).stdout.strip()  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ["nvidia-smi not available: driver, clocks and power limit not recorded"]
     names = ("driver", "SM clock", "memory clock", "max SM clock", "power limit", "temperature")

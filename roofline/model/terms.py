@@ -57,6 +57,7 @@ QUANTITY_LATEX: dict[sympy.Symbol, str] = {
     QUANTITY_SYMBOLS[Quantity.BF16_OVERHEAD]: r"T_{\mathrm{act}}^{\mathrm{bf16}}",
 }
 
+
 @dataclass(frozen=True)
 class GemmTime:
     """The three candidate times of one GEMM; the GEMM takes the longest."""

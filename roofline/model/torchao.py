@@ -92,8 +92,6 @@ class _TorchaoTiming:
 TORCHAO_TIMING: Timing = _TorchaoTiming()
 
 
-
-
 @functools.cache
 def build_torchao(mode: Mode, recipe: Recipe, fusion: bool, grouped: bool) -> RooflineModel:
     """torchao's model of ``recipe`` in ``mode``; built once per process."""

@@ -100,8 +100,10 @@ def _outputs(model: RooflineModel) -> list[tuple[str, sympy.Expr]]:
     outputs = [(term.key, term.expr) for term in model.terms]
     for term in model.terms:
         if term.gemm is not None:
-            outputs += [(f"{term.key}#compute", term.gemm.compute),
-                        (f"{term.key}#memory", term.gemm.memory)]  # fmt: skip
+            outputs += [
+                (f"{term.key}#compute", term.gemm.compute),
+                (f"{term.key}#memory", term.gemm.memory),
+            ]
     if model.calibrated:  # the breakdown's "latency-bound" needs the fixed part
         outputs += [(f"{term.key}#latency", fixed_latency(term.expr)) for term in model.terms]
     return outputs

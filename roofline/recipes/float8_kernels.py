@@ -201,5 +201,3 @@ def rowwise_inference(scaling: Scaling) -> ModePlan:
             FP8.bytes_per_element * NUMEL + scale_bytes,
         ),
     )
-
-

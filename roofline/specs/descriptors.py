@@ -340,4 +340,3 @@ class Sources(KeySpec):
         }
         item = {"type": "object", "required": ["url"], "additionalProperties": False}
         return {"type": "array", "items": {**item, "properties": properties}}
-

@@ -66,9 +66,13 @@ def _percentage_hint(fraction: float) -> str:
 
 def _peak(key: str, about: str, required: bool = False, requires: tuple[str, ...] = ()) -> Number:
     return Number(
-        key, about, required, range=PEAK_RANGE_FLOP_PER_S, requires=requires,
+        key,
+        about,
+        required,
+        range=PEAK_RANGE_FLOP_PER_S,
+        requires=requires,
         noun="number of FLOP/s",
-    )  # fmt: skip
+    )
 
 
 _BASIS_CHOICES = ("measured", "assumed")

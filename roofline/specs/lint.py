@@ -124,8 +124,11 @@ class _Linter(Collector):
             peak = gpu.value(peak_key)
             if tflops is None or not peak or tflops * 1e12 <= peak:
                 continue
-            cited = [s.url for s in gpu.source_records if {peak_key, "measured_matmul_tflops"}
-                     & set(s.figures)]  # fmt: skip
+            cited = [
+                s.url
+                for s in gpu.source_records
+                if {peak_key, "measured_matmul_tflops"} & set(s.figures)
+            ]
             clock = " at sustained_clock_mhz" if gpu.clock_scale != 1 else ""
             expected = (
                 f"at most the {dtype} peak the model uses, {peak_key}{clock} = "
@@ -142,8 +145,10 @@ class _Linter(Collector):
         """Effective rates (figure x efficiency) of at least MIN_EFFECTIVE_RATE: each
         figure in range can still multiply to nearly 0 and divide to infinity (a 1e-300
         efficiency), which would print inf and fail a build late, naming no key."""
-        pairs = [(key, "pct_achievable_gemm_tops", "FLOP/s")
-                 for key in (*PEAK_KEYS, "fp8_block_scaled_peak_tops")]  # fmt: skip
+        pairs = [
+            (key, "pct_achievable_gemm_tops", "FLOP/s")
+            for key in (*PEAK_KEYS, "fp8_block_scaled_peak_tops")
+        ]
         pairs.append(("peak_mem_bw_bytes_sec", "pct_achievable_mem_bw", "B/s"))
         for figure_key, eta_key, unit in pairs:
             if figure_key not in entry:

@@ -127,20 +127,35 @@ def roofline_chart(gpu: GpuSpec) -> PlotJob:
         for f in FORMATS.values()
         if gpu.value(f.peak.spec_key) is not None
     ]
-    return PlotJob(f"{gpu_dir(gpu)}/img/roofline.svg", "roofline", dict(
-        title=f"Roofline of {gpu.name}", bandwidth_bytes_s=gpu.peak_mem_bw_bytes_sec,
-        eta_mem=gpu.pct_achievable_mem_bw, eta_gemm=gpu.pct_achievable_gemm_tops,
-        ceilings=ceilings, points=roofline_points(gpu),
-    ))  # fmt: skip
+    return PlotJob(
+        f"{gpu_dir(gpu)}/img/roofline.svg",
+        "roofline",
+        dict(
+            title=f"Roofline of {gpu.name}",
+            bandwidth_bytes_s=gpu.peak_mem_bw_bytes_sec,
+            eta_mem=gpu.pct_achievable_mem_bw,
+            eta_gemm=gpu.pct_achievable_gemm_tops,
+            ceilings=ceilings,
+            points=roofline_points(gpu),
+        ),
+    )
 
 
 def decision_chart(gpu: GpuSpec, dmap: DecisionMap) -> PlotJob:
     """The GPU page's decision map of one mode (of the calibrated model, as the page asks)."""
     mode = dmap.mode.value
-    return PlotJob(f"{gpu_dir(gpu)}/img/decision-{mode}.svg", "decision", dict(
-        title=f"{gpu.name}: fastest native {mode} recipe (calibrated model)", heat_m=config.HEAT_M,
-        heat_kn=config.HEAT_KN, best=dmap.best, recipes=dmap.recipes, mark=heat_mark(),
-    ))  # fmt: skip
+    return PlotJob(
+        f"{gpu_dir(gpu)}/img/decision-{mode}.svg",
+        "decision",
+        dict(
+            title=f"{gpu.name}: fastest native {mode} recipe (calibrated model)",
+            heat_m=config.HEAT_M,
+            heat_kn=config.HEAT_KN,
+            best=dmap.best,
+            recipes=dmap.recipes,
+            mark=heat_mark(),
+        ),
+    )
 
 
 # -- GPU x recipe charts -------------------------------------------------------------------
@@ -160,8 +175,10 @@ def breakdown_labels(result: RecipeResult) -> list[tuple[str, str, bool]]:
 
 def breakdown_terms(result: RecipeResult) -> list[tuple[str, bool, np.ndarray]]:
     """(label, is bf16 baseline, seconds per breakdown shape) of every model term."""
-    return [(label, baseline, np.asarray(result.term_times[key], dtype=float))
-            for key, label, baseline in breakdown_labels(result)]  # fmt: skip
+    return [
+        (label, baseline, np.asarray(result.term_times[key], dtype=float))
+        for key, label, baseline in breakdown_labels(result)
+    ]
 
 
 def _low_precision_share(result: RecipeResult) -> list[float]:
@@ -180,20 +197,40 @@ def result_charts(result: RecipeResult, img: str) -> list[PlotJob]:
     shapes = [f"M={m}, K={k}, N={n}" for m, k, n in config.BREAKDOWN_SHAPES]
     reference = result.torchao if result.calibrated else None
     return [
-        PlotJob(f"{img}-heatmap.svg", "heatmap", dict(
-            title="", heat_m=config.HEAT_M, heat_kn=config.HEAT_KN, speedup=result.heat,
-            mark=heat_mark(), reference=None if reference is None else reference.heat,
-        )),
-        PlotJob(f"{img}-curves.svg", "curves", dict(
-            title="", curve_m=config.CURVE_M, curves=result.curves,
-            reference=None if reference is None else reference.curves,
-        )),
-        PlotJob(f"{img}-breakdown.svg", "breakdown", dict(
-            title="", shape_labels=shapes, recipe_label="low precision",
-            terms=breakdown_terms(result),
-            reference_share=None if reference is None else _low_precision_share(reference),
-        )),
-    ]  # fmt: skip
+        PlotJob(
+            f"{img}-heatmap.svg",
+            "heatmap",
+            dict(
+                title="",
+                heat_m=config.HEAT_M,
+                heat_kn=config.HEAT_KN,
+                speedup=result.heat,
+                mark=heat_mark(),
+                reference=None if reference is None else reference.heat,
+            ),
+        ),
+        PlotJob(
+            f"{img}-curves.svg",
+            "curves",
+            dict(
+                title="",
+                curve_m=config.CURVE_M,
+                curves=result.curves,
+                reference=None if reference is None else reference.curves,
+            ),
+        ),
+        PlotJob(
+            f"{img}-breakdown.svg",
+            "breakdown",
+            dict(
+                title="",
+                shape_labels=shapes,
+                recipe_label="low precision",
+                terms=breakdown_terms(result),
+                reference_share=None if reference is None else _low_precision_share(reference),
+            ),
+        ),
+    ]
 
 
 def compare_chart(recipe: Recipe, mode: Mode, results: list[RecipeResult]) -> PlotJob | None:
@@ -201,17 +238,28 @@ def compare_chart(recipe: Recipe, mode: Mode, results: list[RecipeResult]) -> Pl
     results' model: the recipe page passes calibrated ones)."""
     kn = config.CANONICAL_KN
     # Emulated recipes run (solid lines), labelled so; hypothetical ones are dashed.
-    series = [(f"{r.gpu.name} (emulated)" if r.capability.support is Support.EMULATED
-               else r.gpu.name, r.native or r.capability.support is Support.EMULATED,
-               r.curves[kn]) for r in results if r.computable]  # fmt: skip
+    series = [
+        (
+            f"{r.gpu.name} (emulated)" if r.capability.support is Support.EMULATED else r.gpu.name,
+            r.native or r.capability.support is Support.EMULATED,
+            r.curves[kn],
+        )
+        for r in results
+        if r.computable
+    ]
     if not series:
         return None
     # The model on a line of its own: with a long recipe name one line runs too wide.
     model = "\ncalibrated model" if results[0].calibrated else ""
-    return PlotJob(f"{GEN}/recipes/img/{recipe.name}-{mode.value}.svg", "compare", dict(
-        title=f"{recipe.name} ({mode.value}): speedup vs M at K = N = {kn}{model}",
-        curve_m=config.CURVE_M, series=series,
-    ))  # fmt: skip
+    return PlotJob(
+        f"{GEN}/recipes/img/{recipe.name}-{mode.value}.svg",
+        "compare",
+        dict(
+            title=f"{recipe.name} ({mode.value}): speedup vs M at K = N = {kn}{model}",
+            curve_m=config.CURVE_M,
+            series=series,
+        ),
+    )
 
 
 def _and_list(items: list[str]) -> str:

@@ -38,8 +38,9 @@ def segment_groups(plan: ModelPlan) -> list[tuple[str, list[int]]]:
     return [*kept, (f"{len(rest)} smaller GEMMs", lumped)]
 
 
-def _bar_seconds(plan: ModelPlan, groups: list[tuple[str, list[int]]]
-                 ) -> tuple[list[str], np.ndarray]:  # fmt: skip
+def _bar_seconds(
+    plan: ModelPlan, groups: list[tuple[str, list[int]]]
+) -> tuple[list[str], np.ndarray]:
     """Bar labels (bf16, each recipe, the mix) and seconds per bar and segment; bf16
     alone when no recipe is a candidate (the mix would be bf16 again)."""
     names = [BF16_NAME, *plan.recipes, MIX_LABEL] if plan.recipes else [BF16_NAME]
@@ -60,12 +61,26 @@ def time_chart(run: ModelRun, path: str) -> PlotJob:
     groups = segment_groups(plan)
     names, seconds = _bar_seconds(plan, groups)
     torchao = run.torchao
-    reference = [torchao.baseline.time.total_s if name == BF16_NAME
-                 else torchao.mix().time.total_s if name == MIX_LABEL
-                 else torchao.total(name).time.total_s for name in names]  # fmt: skip
-    title = (f"{run.preset.display_name} on {run.gpu.name}: linear layers per training step,"
-             f"\n{run.tokens:,} tokens per device (calibrated model)")  # fmt: skip
-    return PlotJob(path, "model_time", dict(
-        title=title, bars=names, segments=[label for label, _ in groups], seconds=seconds,
-        reference_s=reference,
-    ))  # fmt: skip
+    reference = [
+        torchao.baseline.time.total_s
+        if name == BF16_NAME
+        else torchao.mix().time.total_s
+        if name == MIX_LABEL
+        else torchao.total(name).time.total_s
+        for name in names
+    ]
+    title = (
+        f"{run.preset.display_name} on {run.gpu.name}: linear layers per training step,"
+        f"\n{run.tokens:,} tokens per device (calibrated model)"
+    )
+    return PlotJob(
+        path,
+        "model_time",
+        dict(
+            title=title,
+            bars=names,
+            segments=[label for label, _ in groups],
+            seconds=seconds,
+            reference_s=reference,
+        ),
+    )

@@ -80,14 +80,21 @@ def validation_chart(result: SetResult, path: str) -> PlotJob:
     """The chart of one set: measured, torchao's and the calibrated model's values."""
     axis = x_axis([p.point for p in result.points])
     quantity = result.set.quantity
-    return PlotJob(path, "validation", dict(
-        positions=list(axis.positions), tick_labels=list(axis.tick_labels),
-        log2_m=axis.log2_m, xlabel=axis.label, ylabel=Y_LABELS[quantity],
-        measured=[p.measured for p in result.points],
-        torchao=[p.predicted[ModelKind.TORCHAO] for p in result.points],
-        calibrated=[p.predicted[ModelKind.CALIBRATED] for p in result.points],
-        break_even=quantity is not MeasuredQuantity.TIME_US,
-    ))  # fmt: skip
+    return PlotJob(
+        path,
+        "validation",
+        dict(
+            positions=list(axis.positions),
+            tick_labels=list(axis.tick_labels),
+            log2_m=axis.log2_m,
+            xlabel=axis.label,
+            ylabel=Y_LABELS[quantity],
+            measured=[p.measured for p in result.points],
+            torchao=[p.predicted[ModelKind.TORCHAO] for p in result.points],
+            calibrated=[p.predicted[ModelKind.CALIBRATED] for p in result.points],
+            break_even=quantity is not MeasuredQuantity.TIME_US,
+        ),
+    )
 
 
 #: The CV-by-size chart's size in inches; the page shows it at most at SIZE_WIDTH_PX.
@@ -115,7 +122,13 @@ def cv_size_chart(
 ) -> PlotJob:
     """Mean |error| per shape-size bucket: the calibrated model refitted without each
     point's source, and torchao's model, with the bucket's point count."""
-    return PlotJob(path, "cv_size", dict(
-        labels=[size_label(b) for b in buckets], cv=list(cv), torchao=list(torchao),
-        points=list(points),
-    ))  # fmt: skip
+    return PlotJob(
+        path,
+        "cv_size",
+        dict(
+            labels=[size_label(b) for b in buckets],
+            cv=list(cv),
+            torchao=list(torchao),
+            points=list(points),
+        ),
+    )

@@ -44,13 +44,19 @@ def gather_key(kind: str, code: str, gpu: GpuSpec, calibration_key: str, *parts:
     gatherer's ``code``, the GPU, its calibrated parameters (``calibration_key``, "" for
     torchao's model), what else it depends on (``parts``) and the numeric tools' versions
     (a numpy upgrade may change the last bits of an evaluation)."""
-    return digest(kind, model_digest(), code, gpu_digest(gpu), calibration_key, tool_versions(),
-                  *parts)  # fmt: skip
+    return digest(
+        kind, model_digest(), code, gpu_digest(gpu), calibration_key, tool_versions(), *parts
+    )
 
 
-def cached(cache: BuildCache, kind: str, key: str, compute: Callable[[], T],
-           stored: Callable[[T], Any] = lambda value: value,
-           restored: Callable[[Any], T] = lambda value: value) -> T:  # fmt: skip
+def cached(
+    cache: BuildCache,
+    kind: str,
+    key: str,
+    compute: Callable[[], T],
+    stored: Callable[[T], Any] = lambda value: value,
+    restored: Callable[[Any], T] = lambda value: value,
+) -> T:
     """The record of ``key`` from ``cache`` (``restored`` from what was stored), or
     ``compute()``d and stored (as ``stored(value)``)."""
     record = cache.get(kind, key)
@@ -61,8 +67,9 @@ def cached(cache: BuildCache, kind: str, key: str, compute: Callable[[], T],
     return value
 
 
-def model_pair(one: Callable[[CalibratedParameters | None], T],
-               calibration: CalibratedParameters) -> tuple[T, T]:  # fmt: skip
+def model_pair(
+    one: Callable[[CalibratedParameters | None], T], calibration: CalibratedParameters
+) -> tuple[T, T]:
     """torchao's model and the calibrated one, built the same way: ``one(None)`` and
     ``one(calibration)``."""
     return one(None), one(calibration)

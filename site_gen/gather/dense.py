@@ -211,20 +211,18 @@ def gather_one(
 ) -> RecipeResult:
     """Evaluate one GPU x mode x recipe (both fusion settings); with ``calibration``, in
     the calibrated model (and the spread under its assumed parameters)."""
-    result = RecipeResult(gpu, mode, recipe, classify(gpu, recipe, mode),
-                          calibrated=calibration is not None)  # fmt: skip
+    result = RecipeResult(
+        gpu, mode, recipe, classify(gpu, recipe, mode), calibrated=calibration is not None
+    )
     if not result.computable:
         return result
     sets = table_sets()
     m, (k, n), slices = _points(sets)
     n_curves = len(config.BREAK_EVEN_KN)
     for fusion in config.FUSIONS:
-        cols = evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion,
-                                calibration=calibration)  # fmt: skip
+        cols = evaluate_columns(gpu, mode, recipe, m, k, n, fusion=fusion, calibration=calibration)
         speedup = cols["r_fp8_gemm_and_ovhd_spdp"]
-        curves = {
-            kn: speedup[slices[1 + i]] for i, kn in enumerate(config.BREAK_EVEN_KN)
-        }
+        curves = {kn: speedup[slices[1 + i]] for i, kn in enumerate(config.BREAK_EVEN_KN)}
         if fusion:
             result.curves_fused = curves
         else:
@@ -239,25 +237,29 @@ def gather_one(
     return result
 
 
-def _headlines(gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration: CalibratedParameters
-               ) -> dict[str, float | None]:  # fmt: skip
+def _headlines(
+    gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration: CalibratedParameters
+) -> dict[str, float | None]:
     """The SPREAD_KEYS numbers of one combination with ``calibration``: a small call per
     fusion setting (canonical, the llama shapes, the curve at the canonical K = N)."""
-    shapes = [(config.CANONICAL_M, config.CANONICAL_KN, config.CANONICAL_KN),
-              *((s.M, s.K, s.N) for s in llama())]  # fmt: skip
+    shapes = [
+        (config.CANONICAL_M, config.CANONICAL_KN, config.CANONICAL_KN),
+        *((s.M, s.K, s.N) for s in llama()),
+    ]
     kn = config.CANONICAL_KN
     m = np.concatenate([[s[0] for s in shapes], config.CURVE_M])
     k = np.concatenate([[s[1] for s in shapes], np.full_like(config.CURVE_M, kn)])
     n = np.concatenate([[s[2] for s in shapes], np.full_like(config.CURVE_M, kn)])
     cols = evaluate_columns(gpu, mode, recipe, m, k, n, calibration=calibration)
-    fused = evaluate_columns(gpu, mode, recipe, m[:1], k[:1], n[:1], fusion=True,
-                             calibration=calibration)  # fmt: skip
+    fused = evaluate_columns(
+        gpu, mode, recipe, m[:1], k[:1], n[:1], fusion=True, calibration=calibration
+    )
     speedup = cols[guidance.SPEEDUP]
     return {
         "canonical": float(speedup[0]),
         "canonical_fused": float(fused[guidance.SPEEDUP][0]),
         "llama": guidance.aggregate_speedup(cols, slice(1, len(shapes))),
-        "break_even": guidance.break_even_from_curve(speedup[len(shapes):], config.CURVE_M),
+        "break_even": guidance.break_even_from_curve(speedup[len(shapes) :], config.CURVE_M),
     }
 
 
@@ -268,8 +270,9 @@ def _extent(values: list[float | None]) -> tuple[float | None, float | None]:
     return (None if low == np.inf else low), (None if high == np.inf else high)
 
 
-def _spread(gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration: CalibratedParameters
-            ) -> dict[str, tuple[float | None, float | None]]:  # fmt: skip
+def _spread(
+    gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration: CalibratedParameters
+) -> dict[str, tuple[float | None, float | None]]:
     """SPREAD_KEYS -> (lowest, highest) value over the nominal parameters and every corner
     of :func:`roofline.analysis.guidance.calibration_corners`; empty when there is no corner."""
     corners = guidance.calibration_corners(calibration)
@@ -282,18 +285,38 @@ def _spread(gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration: CalibratedPar
 _CACHED_FIELDS = ("heat", "curves", "curves_fused", "tables", "term_times", "spread")
 
 
-def _gathered(gpu: GpuSpec, mode: Mode, recipe: Recipe, cache: BuildCache,
-              calibration: CalibratedParameters | None) -> RecipeResult:  # fmt: skip
+def _gathered(
+    gpu: GpuSpec,
+    mode: Mode,
+    recipe: Recipe,
+    cache: BuildCache,
+    calibration: CalibratedParameters | None,
+) -> RecipeResult:
     """One combination in one model, from the cache or evaluated (and then cached)."""
     # The grids and what is evaluated on them live in this module and config.
-    key = gather_key("evaluation", code_digest("gather/dense.py", "config.py"), gpu,
-                     calibration_digest(calibration), mode.value, recipe.name)  # fmt: skip
+    key = gather_key(
+        "evaluation",
+        code_digest("gather/dense.py", "config.py"),
+        gpu,
+        calibration_digest(calibration),
+        mode.value,
+        recipe.name,
+    )
     return cached(
-        cache, "evaluations", key, lambda: gather_one(gpu, mode, recipe, calibration),
+        cache,
+        "evaluations",
+        key,
+        lambda: gather_one(gpu, mode, recipe, calibration),
         stored=lambda result: {f: getattr(result, f) for f in _CACHED_FIELDS},
-        restored=lambda fields: RecipeResult(gpu, mode, recipe, classify(gpu, recipe, mode),
-                                             calibrated=calibration is not None, **fields),
-    )  # fmt: skip
+        restored=lambda fields: RecipeResult(
+            gpu,
+            mode,
+            recipe,
+            classify(gpu, recipe, mode),
+            calibrated=calibration is not None,
+            **fields,
+        ),
+    )
 
 
 def gather(
@@ -317,10 +340,11 @@ def gather(
                     continue
                 key = (gpu.name, mode, recipe.name)
                 torchao, calibrated = model_pair(
-                    lambda c, gpu=gpu, mode=mode, recipe=recipe: _gathered(gpu, mode, recipe,
-                                                                           cache, c),
+                    lambda c, gpu=gpu, mode=mode, recipe=recipe: _gathered(
+                        gpu, mode, recipe, cache, c
+                    ),
                     calibration,
-                )  # fmt: skip
+                )
                 atlas.results[key] = torchao
                 calibrated.reference = torchao
                 atlas.calibrated_results[key] = calibrated
@@ -345,8 +369,9 @@ class DecisionMap:
     best_speedup: np.ndarray
 
 
-def native_results(atlas: Atlas, gpu: str, mode: Mode, calibrated: bool = False
-                   ) -> list[RecipeResult]:  # fmt: skip
+def native_results(
+    atlas: Atlas, gpu: str, mode: Mode, calibrated: bool = False
+) -> list[RecipeResult]:
     """The recipes of ``mode`` that ``gpu`` runs natively: the ones that may be recommended."""
     return [r for r in atlas.for_gpu(gpu, mode, calibrated) if r.native]
 
@@ -362,8 +387,9 @@ def decision_map(atlas: Atlas, gpu: str, mode: Mode, calibrated: bool = False) -
     return DecisionMap(mode, tuple(r.recipe.name for r in native), best, best_speedup)
 
 
-def best_at_canonical(atlas: Atlas, gpu: str, mode: Mode, calibrated: bool = False
-                      ) -> RecipeResult | None:  # fmt: skip
+def best_at_canonical(
+    atlas: Atlas, gpu: str, mode: Mode, calibrated: bool = False
+) -> RecipeResult | None:
     """The native recipe :func:`roofline.analysis.guidance.pick_best` picks at the canonical
     shape."""
     native = {r.recipe.name: r for r in native_results(atlas, gpu, mode, calibrated)}

@@ -81,8 +81,15 @@ def expert_shapes() -> tuple[ExpertShape, ...]:
             gemm = next((g for g in block.gemms if g.kind is LinearKind.EXPERT), None)
             if gemm is None or block.experts is None or block.top_k is None:
                 continue
-            shape = ExpertShape(preset.name, preset.display_name, gemm.name, gemm.K, gemm.N,
-                                block.top_k, block.experts)  # fmt: skip
+            shape = ExpertShape(
+                preset.name,
+                preset.display_name,
+                gemm.name,
+                gemm.K,
+                gemm.N,
+                block.top_k,
+                block.experts,
+            )
             out.setdefault((gemm.K, gemm.N), shape)
             break
     return tuple(out.values())
@@ -148,18 +155,26 @@ def _grid(shape: ExpertShape) -> tuple[np.ndarray, np.ndarray]:
     return (tokens * shape.top_k).astype(float), groups.astype(float)
 
 
-def _shape_times(gpu: GpuSpec, mode: Mode, recipe: Recipe, shape: ExpertShape,
-                 calibration: CalibratedParameters | None) -> ShapeTimes:  # fmt: skip
+def _shape_times(
+    gpu: GpuSpec,
+    mode: Mode,
+    recipe: Recipe,
+    shape: ExpertShape,
+    calibration: CalibratedParameters | None,
+) -> ShapeTimes:
     m, g = _grid(shape)
     try:
-        terms = evaluate_terms(gpu, mode, recipe, m, shape.K, shape.N,
-                               calibration=calibration, groups=g)  # fmt: skip
+        terms = evaluate_terms(
+            gpu, mode, recipe, m, shape.K, shape.N, calibration=calibration, groups=g
+        )
     except ShapeError as exc:  # a recipe's block size the shape does not divide
         return ShapeTimes(skipped=str(exc))
     compiled = compile_model(mode, recipe, calibrated=calibration is not None, grouped=True)
     totals = compiled.totals({k: np.asarray(v, dtype=float) for k, v in terms.items()})
-    return ShapeTimes({k: np.array(v) for k, v in terms.items()},
-                      {q.value: np.asarray(v, dtype=float) for q, v in totals.items()})  # fmt: skip
+    return ShapeTimes(
+        {k: np.array(v) for k, v in terms.items()},
+        {q.value: np.asarray(v, dtype=float) for q, v in totals.items()},
+    )
 
 
 def gather_grouped_one(
@@ -168,37 +183,68 @@ def gather_grouped_one(
     """One GPU x mode x recipe's grouped layers in one model (calibrated with
     ``calibration``); the calibrated result also carries its formulas' LaTeX."""
     shapes = expert_shapes()
-    result = GroupedResult(gpu, mode, recipe, classify(gpu, recipe, mode, grouped=True),
-                           calibration is not None, shapes)  # fmt: skip
+    result = GroupedResult(
+        gpu,
+        mode,
+        recipe,
+        classify(gpu, recipe, mode, grouped=True),
+        calibration is not None,
+        shapes,
+    )
     if not result.computable:
         return result
     result.times = [_shape_times(gpu, mode, recipe, s, calibration) for s in shapes]
     if calibration is not None:
-        result.latex = {t.key: instantiated(t.expr, gpu, calibration)
-                        for t in formula_terms(mode, recipe)}  # fmt: skip
+        result.latex = {
+            t.key: instantiated(t.expr, gpu, calibration) for t in formula_terms(mode, recipe)
+        }
     return result
 
 
-def _cached(gpu: GpuSpec, mode: Mode, recipe: Recipe, cache: BuildCache,
-            calibration: CalibratedParameters | None, calibration_key: str
-            ) -> GroupedResult:  # fmt: skip
+def _cached(
+    gpu: GpuSpec,
+    mode: Mode,
+    recipe: Recipe,
+    cache: BuildCache,
+    calibration: CalibratedParameters | None,
+    calibration_key: str,
+) -> GroupedResult:
     """One combination in one model, from the cache or evaluated (and then cached)."""
     # The presets are data outside model_digest: their shapes are part of the key.
     shapes = [dataclasses.asdict(s) for s in expert_shapes()]
-    key = gather_key("grouped", code_digest("gather/grouped.py"), gpu, calibration_key,
-                     mode.value, recipe.name, shapes)  # fmt: skip
+    key = gather_key(
+        "grouped",
+        code_digest("gather/grouped.py"),
+        gpu,
+        calibration_key,
+        mode.value,
+        recipe.name,
+        shapes,
+    )
     return cached(
-        cache, CACHE_KIND, key, lambda: gather_grouped_one(gpu, mode, recipe, calibration),
+        cache,
+        CACHE_KIND,
+        key,
+        lambda: gather_grouped_one(gpu, mode, recipe, calibration),
         stored=lambda result: {"times": result.times, "latex": result.latex},
         restored=lambda fields: GroupedResult(
-            gpu, mode, recipe, classify(gpu, recipe, mode, grouped=True),
-            calibration is not None, expert_shapes(), **fields),
-    )  # fmt: skip
+            gpu,
+            mode,
+            recipe,
+            classify(gpu, recipe, mode, grouped=True),
+            calibration is not None,
+            expert_shapes(),
+            **fields,
+        ),
+    )
 
 
-def gather_grouped(specs: SpecDatabase, calibrations: dict[str, CalibratedParameters],
-                   calibration_keys: dict[str, str], cache: BuildCache | None = None
-                   ) -> dict[tuple[str, Mode, str], GroupedResult]:  # fmt: skip
+def gather_grouped(
+    specs: SpecDatabase,
+    calibrations: dict[str, CalibratedParameters],
+    calibration_keys: dict[str, str],
+    cache: BuildCache | None = None,
+) -> dict[tuple[str, Mode, str], GroupedResult]:
     """Every GPU x grouped mode x recipe, calibrated results (their ``reference`` torchao's),
     reusing cached ones; ``calibration_keys`` digests each GPU's calibrated parameters."""
     cache = cache or BuildCache(enabled=False)
@@ -209,9 +255,10 @@ def gather_grouped(specs: SpecDatabase, calibrations: dict[str, CalibratedParame
                 key = calibration_keys[gpu.name]
                 torchao, calibrated = model_pair(
                     lambda c, gpu=gpu, mode=mode, recipe=recipe, key=key: _cached(
-                        gpu, mode, recipe, cache, c, key if c is not None else ""),
+                        gpu, mode, recipe, cache, c, key if c is not None else ""
+                    ),
                     calibrations[gpu.name],
-                )  # fmt: skip
+                )
                 calibrated.reference = torchao
                 out[(gpu.name, mode, recipe.name)] = calibrated
     return out

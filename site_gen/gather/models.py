@@ -122,8 +122,11 @@ def _featured(plan: ModelPlan, gemm: GemmResult) -> FeaturedGemm:
         # The bf16 baseline is the same in every recipe's model; tensorwise has no shape rule.
         base = "tensorwise"
         quantity = Quantity.BF16_GEMM
-        formula = (_grouped_formula(gpu, base, quantity, page) if grouped
-                   else instantiated_formula(gpu, MODE, base, quantity))  # fmt: skip
+        formula = (
+            _grouped_formula(gpu, base, quantity, page)
+            if grouped
+            else instantiated_formula(gpu, MODE, base, quantity)
+        )
         return FeaturedGemm(gemm.instance.key, recipe, grouped, None, (formula,))
     quantities = build_model(MODE, recipe, grouped=grouped).quantities()
     if grouped:
@@ -137,17 +140,29 @@ def _featured(plan: ModelPlan, gemm: GemmResult) -> FeaturedGemm:
 
 def _run_key(preset: ModelPreset, gpu: GpuSpec, ep: int, calibration_key: str) -> str:
     # This module and the formula records it stores.
-    return gather_key("model-run", code_digest("gather/models.py", "markup/formulas.py"), gpu,
-                      calibration_key, digest(dataclasses.asdict(preset)), SITE_TOKENS, ep,
-                      cite.site_url())  # fmt: skip
+    return gather_key(
+        "model-run",
+        code_digest("gather/models.py", "markup/formulas.py"),
+        gpu,
+        calibration_key,
+        digest(dataclasses.asdict(preset)),
+        SITE_TOKENS,
+        ep,
+        cite.site_url(),
+    )
 
 
-def _run(preset: ModelPreset, gpu: GpuSpec, specs: SpecDatabase, ep: int,
-         calibration: CalibratedParameters) -> ModelRun:  # fmt: skip
+def _run(
+    preset: ModelPreset,
+    gpu: GpuSpec,
+    specs: SpecDatabase,
+    ep: int,
+    calibration: CalibratedParameters,
+) -> ModelRun:
     torchao, calibrated = model_pair(
         lambda c: plan_model(preset, gpu, SITE_TOKENS, ep=ep, specs=specs, calibration=c),
         calibration,
-    )  # fmt: skip
+    )
     featured = tuple(_featured(calibrated, g) for g in featured_gemms(calibrated))
     return ModelRun(preset, gpu, SITE_TOKENS, ep, torchao, calibrated, featured)
 
@@ -180,8 +195,11 @@ def gather_models(
         for gpu in specs.values():
             key = _run_key(preset, gpu, ep, calibration_keys.get(gpu.name, ""))
             runs[(preset.name, gpu.name)] = cached(
-                cache, "model-runs", key,
-                lambda preset=preset, gpu=gpu, ep=ep: _run(preset, gpu, specs, ep,
-                                                           calibrations[gpu.name]),
-            )  # fmt: skip
+                cache,
+                "model-runs",
+                key,
+                lambda preset=preset, gpu=gpu, ep=ep: _run(
+                    preset, gpu, specs, ep, calibrations[gpu.name]
+                ),
+            )
     return ModelAtlas(tuple(database), tuple(specs.values()), runs)

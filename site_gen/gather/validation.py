@@ -47,13 +47,20 @@ def measurements_for(specs: SpecDatabase) -> tuple[MeasurementDatabase, SpecData
     return load_measurements(specs=bundled), bundled
 
 
-def validation_of(measurements: MeasurementDatabase, specs: SpecDatabase,
-                  calibration: CalibrationData) -> ValidationData:  # fmt: skip
+def validation_of(
+    measurements: MeasurementDatabase, specs: SpecDatabase, calibration: CalibrationData
+) -> ValidationData:
     """``measurements`` predicted with ``specs`` (the site's, or the bundled database when
     the site's lacks the measured GPUs) and ``calibration``."""
     report = validate(measurements, specs, calibration)
-    return ValidationData(measurements, specs, calibration, report, load_error_bands(),
-                          tuple(support(calibration, measurements)))  # fmt: skip
+    return ValidationData(
+        measurements,
+        specs,
+        calibration,
+        report,
+        load_error_bands(),
+        tuple(support(calibration, measurements)),
+    )
 
 
 def gather_validation(specs: SpecDatabase, inputs: ModelInputs) -> ValidationData:

@@ -148,8 +148,12 @@ def _shape_messages() -> dict[str, Any]:
                 divisible.setdefault(recipe.name, []).append(
                     [dim, multiple, _template(str(exc), **{str(value): "value"})]
                 )
-    return {"positive": positive, "divisible": divisible, **_limit_message(),
-            "groups": groups_messages()}  # fmt: skip
+    return {
+        "positive": positive,
+        "divisible": divisible,
+        **_limit_message(),
+        "groups": groups_messages(),
+    }
 
 
 def _limit_message() -> dict[str, Any]:
@@ -209,8 +213,12 @@ def _range(key: str) -> NumberRange:
 def _range_data(key: str) -> dict[str, Any]:
     """A range as data.js carries it: open ends (None or infinite) become null."""
     r = _range(key)
-    return {"low": _finite(r.low), "high": _finite(r.high),
-            "low_inclusive": r.low_inclusive, "high_inclusive": r.high_inclusive}  # fmt: skip
+    return {
+        "low": _finite(r.low),
+        "high": _finite(r.high),
+        "low_inclusive": r.low_inclusive,
+        "high_inclusive": r.high_inclusive,
+    }
 
 
 def _finite(value: float | None) -> float | None:
@@ -367,9 +375,14 @@ def widget(
     """
     if type(groups) is not int or not 1 <= groups <= MAX_DIM:
         raise ValueError(f"groups: expected an integer from 1 to {MAX_DIM}, received {groups!r}")
-    attrs = {"data-root": site_root_from(page), "data-gpu": gpu, "data-mode": mode,
-             "data-recipe": recipe, "data-calibrated": "1" if calibrated else "",
-             "data-groups": str(groups) if groups != 1 else ""}  # fmt: skip
+    attrs = {
+        "data-root": site_root_from(page),
+        "data-gpu": gpu,
+        "data-mode": mode,
+        "data-recipe": recipe,
+        "data-calibrated": "1" if calibrated else "",
+        "data-groups": str(groups) if groups != 1 else "",
+    }
     text = " ".join(f'{k}="{safe.attribute(v)}"' for k, v in attrs.items() if v)
     return Markup(
         f'<div class="ra-calc" {text} markdown="0"><noscript>The calculator needs '

@@ -116,9 +116,17 @@ def _model_data(preset: ModelPreset) -> dict[str, Any]:
     for gemm in at_one:
         expert = gemm.kind is LinearKind.EXPERT
         routed = _routed_message(preset, gemm.block, gemm.name) if expert else None
-        gemms.append({"key": gemm.key, "kind": gemm.kind.value, "rows": gemm.M,
-                      "K": gemm.K, "N": gemm.N, "count": gemm.count,
-                      "routed": routed})  # fmt: skip
+        gemms.append(
+            {
+                "key": gemm.key,
+                "kind": gemm.kind.value,
+                "rows": gemm.M,
+                "K": gemm.K,
+                "N": gemm.N,
+                "count": gemm.count,
+                "routed": routed,
+            }
+        )
     # M grows with tokens in proportion (tokens, or tokens x top_k routed rows).
     assert [g.M for g in preset.gemm_instances(7)] == [7 * g.M for g in at_one], preset.name
     return {

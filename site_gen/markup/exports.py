@@ -53,9 +53,7 @@ def dumps(value: Any, compact: bool = False) -> str:
     thousand files of numbers that no one reads by eye: a quarter of their bytes were
     indentation)."""
     layout: dict[str, Any] = {"separators": (",", ":")} if compact else {"indent": 1}
-    text = json.dumps(
-        value, ensure_ascii=False, allow_nan=False, default=_json_default, **layout
-    )
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, default=_json_default, **layout)
     return text + "\n"
 
 
@@ -121,8 +119,9 @@ def spec_record(gpu: GpuSpec) -> dict[str, Any]:
     return record
 
 
-def evaluation_path(gpu: GpuSpec, mode: str, recipe: str, fusion: bool,
-                    calibrated: bool = False) -> str:  # fmt: skip
+def evaluation_path(
+    gpu: GpuSpec, mode: str, recipe: str, fusion: bool, calibrated: bool = False
+) -> str:
     """``generated/data/<gpu-slug>/<mode>-<recipe>-fusion<0|1>`` (and ``.csv``); the
     calibrated model's evaluation ends ``-calibrated``."""
     stem = f"{DATA_DIR}/{config.slug(gpu.name)}/{mode}-{recipe}-fusion{int(fusion)}"
@@ -165,8 +164,9 @@ def _evaluation_files(result: RecipeResult, fusion: bool, stem: str) -> dict[str
     writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: repr(v) if isinstance(v, float) else safe.csv_cell(v)
-                         for k, v in row.items()})  # fmt: skip
+        writer.writerow(
+            {k: repr(v) if isinstance(v, float) else safe.csv_cell(v) for k, v in row.items()}
+        )
     return {f"{stem}.json": dumps(record, compact=True), f"{stem}.csv": out.getvalue()}
 
 
@@ -195,8 +195,7 @@ def data_files(atlas: Atlas) -> dict[str, str]:
                     if not result.computable:
                         continue
                     for r, prefix in ((result, ""), (calibrated, "calibrated_")):
-                        stem = evaluation_path(gpu, mode.value, r.recipe.name, fusion,
-                                               r.calibrated)  # fmt: skip
+                        stem = evaluation_path(gpu, mode.value, r.recipe.name, fusion, r.calibrated)
                         files.update(_evaluation_files(r, fusion, stem))
                         name = stem.removeprefix(DATA_DIR + "/")
                         entry[f"{prefix}json"] = f"{name}.json"
@@ -212,9 +211,7 @@ def data_files(atlas: Atlas) -> dict[str, str]:
     files[f"{DATA_DIR}/index.json"] = dumps(
         {
             "model_version": MODEL_VERSION,
-            "shape_sets": {
-                s.name: [[sh.name, sh.M, sh.K, sh.N] for sh in s.shapes] for s in sets
-            },
+            "shape_sets": {s.name: [[sh.name, sh.M, sh.K, sh.N] for sh in s.shapes] for s in sets},
             "evaluations": manifest,
         }
     )

@@ -39,29 +39,84 @@ class TermPick:
 
 #: The grouped terms, torchao's model first (its GEMMs have no rho), then the calibrated.
 GROUPED_PICKS: tuple[TermPick, ...] = (
-    TermPick("gemm-2d3d", "2D-3D grouped GEMM (output: M × K @ G × K × N), MXFP8", _GEMM,
-             "gemm.output.lowp", False),
-    TermPick("gemm-2d2d", "2D-2D grouped GEMM (grad_weight: K × M @ M × N → G × K × N), MXFP8",
-             _GEMM, "gemm.grad_weight.lowp", False),
-    TermPick("weight-cast-3d", "3D weight cast (G K × N, one tensor), MXFP8 dim0", _CAST,
-             "cast.weight.1", False),
-    TermPick("rearrange-m", "scale rearrangement of the activation (groups along M)",
-             _REARRANGE, "rearrange.output.lhs", False),
-    TermPick("rearrange-3d", "scale rearrangement of the 3D weight (per group)", _REARRANGE,
-             "rearrange.output.rhs", False),
-    TermPick("rearrange-k", "scale rearrangement of a 2D-2D operand (groups along K)",
-             _REARRANGE, "rearrange.grad_weight.lhs", False),
-    TermPick("calibrated-gemm-bf16", "calibrated model: bf16 2D-3D grouped GEMM (the baseline)",
-             _GEMM, "gemm.output.bf16", True),
-    TermPick("calibrated-gemm-2d3d", "calibrated model: 2D-3D grouped GEMM, MXFP8", _GEMM,
-             "gemm.output.lowp", True),
-    TermPick("calibrated-gemm-2d2d", "calibrated model: 2D-2D grouped GEMM, MXFP8", _GEMM,
-             "gemm.grad_weight.lowp", True),
-    TermPick("calibrated-rearrange-m", "calibrated model: scale rearrangement (groups along M)",
-             _REARRANGE, "rearrange.output.lhs", True),
-    TermPick("calibrated-rearrange-k", "calibrated model: scale rearrangement (groups along K)",
-             _REARRANGE, "rearrange.grad_weight.lhs", True),
-)  # fmt: skip
+    TermPick(
+        "gemm-2d3d",
+        "2D-3D grouped GEMM (output: M × K @ G × K × N), MXFP8",
+        _GEMM,
+        "gemm.output.lowp",
+        False,
+    ),
+    TermPick(
+        "gemm-2d2d",
+        "2D-2D grouped GEMM (grad_weight: K × M @ M × N → G × K × N), MXFP8",
+        _GEMM,
+        "gemm.grad_weight.lowp",
+        False,
+    ),
+    TermPick(
+        "weight-cast-3d",
+        "3D weight cast (G K × N, one tensor), MXFP8 dim0",
+        _CAST,
+        "cast.weight.1",
+        False,
+    ),
+    TermPick(
+        "rearrange-m",
+        "scale rearrangement of the activation (groups along M)",
+        _REARRANGE,
+        "rearrange.output.lhs",
+        False,
+    ),
+    TermPick(
+        "rearrange-3d",
+        "scale rearrangement of the 3D weight (per group)",
+        _REARRANGE,
+        "rearrange.output.rhs",
+        False,
+    ),
+    TermPick(
+        "rearrange-k",
+        "scale rearrangement of a 2D-2D operand (groups along K)",
+        _REARRANGE,
+        "rearrange.grad_weight.lhs",
+        False,
+    ),
+    TermPick(
+        "calibrated-gemm-bf16",
+        "calibrated model: bf16 2D-3D grouped GEMM (the baseline)",
+        _GEMM,
+        "gemm.output.bf16",
+        True,
+    ),
+    TermPick(
+        "calibrated-gemm-2d3d",
+        "calibrated model: 2D-3D grouped GEMM, MXFP8",
+        _GEMM,
+        "gemm.output.lowp",
+        True,
+    ),
+    TermPick(
+        "calibrated-gemm-2d2d",
+        "calibrated model: 2D-2D grouped GEMM, MXFP8",
+        _GEMM,
+        "gemm.grad_weight.lowp",
+        True,
+    ),
+    TermPick(
+        "calibrated-rearrange-m",
+        "calibrated model: scale rearrangement (groups along M)",
+        _REARRANGE,
+        "rearrange.output.lhs",
+        True,
+    ),
+    TermPick(
+        "calibrated-rearrange-k",
+        "calibrated model: scale rearrangement (groups along K)",
+        _REARRANGE,
+        "rearrange.grad_weight.lhs",
+        True,
+    ),
+)
 
 
 def _formula(anchor: str, caption: str, lhs: str, latex: str) -> Formula:
@@ -97,6 +152,7 @@ def nvfp4_training_formulas() -> dict[str, Formula]:
             out[name] = _formula(f"f-nvfp4-training-{name}", caption, _CAST, symbolic(term.expr))
         elif term.key == "gemm.output.lowp":
             caption = f"calibrated model, NVFP4 training: {term.label}"
-            out["gemm-fp4"] = _formula("f-nvfp4-training-gemm-fp4", caption, _GEMM,
-                                       symbolic(term.expr))  # fmt: skip
+            out["gemm-fp4"] = _formula(
+                "f-nvfp4-training-gemm-fp4", caption, _GEMM, symbolic(term.expr)
+            )
     return out

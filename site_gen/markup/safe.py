@@ -83,7 +83,7 @@ def md_text(value: object) -> Markup:
     start = _LINE_START.match(out)
     if start:
         at = len(start.group(1))
-        out = f"{out[:at]}&#{ord(out[at])};{out[at + 1:]}"
+        out = f"{out[:at]}&#{ord(out[at])};{out[at + 1 :]}"
     return Markup(out)
 
 
@@ -149,7 +149,7 @@ def http_url(url: str) -> str:
     characters that could leave an attribute or a Markdown link; else UnsafeUrlError."""
     if not isinstance(url, str) or len(url) > MAX_URL_LENGTH:
         raise UnsafeUrlError(f"not a URL of at most {MAX_URL_LENGTH} characters: {url!r}")
-    if _CONTROL.search(url) or any(c in url for c in ' <>"\'`\\'):
+    if _CONTROL.search(url) or any(c in url for c in " <>\"'`\\"):
         raise UnsafeUrlError(f"URL with spaces, quotes, angle brackets or controls: {url!r}")
     parts = urllib.parse.urlsplit(url)
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:

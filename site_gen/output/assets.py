@@ -113,8 +113,11 @@ def npm_pack_package(name: str, version: str, dest: Path) -> Path:
         )
     proc = subprocess.run(
         [npm, "pack", f"{name}@{version}", "--pack-destination", str(dest)],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     tarball = dest / f"{name}-{version}.tgz"
     if proc.returncode != 0 or not tarball.is_file():
         raise AssetError(

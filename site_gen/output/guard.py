@@ -97,8 +97,10 @@ def check_site_dir(
     site = Path(site_dir).expanduser().resolve()
 
     def refuse(why: str, how: str = f"such as {root / 'site'}") -> BuildError:
-        return BuildError(f"refusing --site-dir {site}: {why}; the build replaces the site "
-                          f"folder whole, so choose an empty or new folder, {how}")  # fmt: skip
+        return BuildError(
+            f"refusing --site-dir {site}: {why}; the build replaces the site "
+            f"folder whole, so choose an empty or new folder, {how}"
+        )
 
     if site == Path(site.anchor):
         raise refuse("it is the file-system root")
@@ -113,7 +115,7 @@ def check_site_dir(
         ]
     )
     # Folders holding the user's work: the site may sit inside them, not be or hold them.
-    holders = _resolved([("the build root", root), *_git_and_home(root)])  # fmt: skip
+    holders = _resolved([("the build root", root), *_git_and_home(root)])
     for what, place in owned + holders:
         if site == place:
             raise refuse(f"it is {what}")
@@ -155,8 +157,9 @@ def build_lock(root: Path) -> Iterator[int]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            raise BuildError(f"another roofline build is running in {root} (pid {holder}); "
-                             "wait for it to finish") from None  # fmt: skip
+            raise BuildError(
+                f"another roofline build is running in {root} (pid {holder}); wait for it to finish"
+            ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         try:
@@ -178,6 +181,5 @@ def work_root(site_dir: Path, cache: BuildCache) -> Path:
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise BuildError(f"cannot create the build's work folder {root}: {exc.strerror}"
-                         ) from exc  # fmt: skip
+        raise BuildError(f"cannot create the build's work folder {root}: {exc.strerror}") from exc
     return root

@@ -66,16 +66,18 @@ def merge_upright_letters(markup: str) -> str:
     elements; it is a third of their bytes, and a screen reader reads the word instead of
     spelling it. A single letter keeps its ``mathvariant`` (alone it would be italic).
     """
-    return UPRIGHT_RUN.sub(lambda m: "<mi>" + "".join(_UPRIGHT_LETTER.findall(m[0])) + "</mi>",
-                           markup)  # fmt: skip
+    return UPRIGHT_RUN.sub(
+        lambda m: "<mi>" + "".join(_UPRIGHT_LETTER.findall(m[0])) + "</mi>", markup
+    )
 
 
 #: KaTeX's TeX annotation of a formula, dropped from a formula block (class ``ra-math``)
 #: whose Copy LaTeX button carries the same TeX in its ``data-latex``.
 ANNOTATION = re.compile(
     r'<semantics>(?P<body>.*)<annotation encoding="application/x-tex">[^<]*</annotation>'
-    r"</semantics>", re.DOTALL,
-)  # fmt: skip
+    r"</semantics>",
+    re.DOTALL,
+)
 #: The class of a formula block written by the formula macros (site_gen/templates/macros.j2),
 #: each with its Copy LaTeX button.
 FORMULA_BLOCK_CLASS = "ra-math"
@@ -142,16 +144,21 @@ def find_math(page_html: str, where: str) -> list[Expression]:
     found = []
     for match in MATH_ELEMENT.finditer(page_html):
         body = html.unescape(match["body"]).strip()
-        display = next((d for (op, cl), d in DELIMITERS.items()
-                        if body.startswith(op) and body.endswith(cl)), None)  # fmt: skip
+        display = next(
+            (d for (op, cl), d in DELIMITERS.items() if body.startswith(op) and body.endswith(cl)),
+            None,
+        )
         if display is None or len(body) < 4:
-            raise MathError(f"{where}: math element without \\[ \\] or \\( \\) delimiters: "
-                            f"{body[:200]!r}")  # fmt: skip
+            raise MathError(
+                f"{where}: math element without \\[ \\] or \\( \\) delimiters: {body[:200]!r}"
+            )
         found.append(Expression(match.span(), match["tag"], match["cls"], body[2:-2], display))
     claimed = len(MATH_CLASS.findall(page_html))
     if claimed != len(found):
-        raise MathError(f"{where}: {claimed - len(found)} math element(s) hold markup, not "
-                        "plain TeX; arithmatex's output changed?")  # fmt: skip
+        raise MathError(
+            f"{where}: {claimed - len(found)} math element(s) hold markup, not "
+            "plain TeX; arithmatex's output changed?"
+        )
     return found
 
 
@@ -170,19 +177,26 @@ class KatexProcess:
     def __init__(self, katex_js: Path, node: str | None = None) -> None:
         node = node or shutil.which("node")
         if node is None:
-            raise MathError("`node` is not installed; the build typesets math with KaTeX "
-                            "under Node.js (Debian: `apt-get install -y nodejs`)")  # fmt: skip
+            raise MathError(
+                "`node` is not installed; the build typesets math with KaTeX "
+                "under Node.js (Debian: `apt-get install -y nodejs`)"
+            )
         if not katex_js.is_file():
-            raise MathError(f"{katex_js} is missing: run `roofline build`, which installs "
-                            "KaTeX into docs/generated/katex/")  # fmt: skip
+            raise MathError(
+                f"{katex_js} is missing: run `roofline build`, which installs "
+                "KaTeX into docs/generated/katex/"
+            )
         # Node's stderr goes to a file (a pipe nobody reads could fill and block it); the
         # file lives as long as the process, so no context manager.
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115
         self._proc = subprocess.Popen(
             [node, "-e", NODE_SCRIPT, str(katex_js.resolve())],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            text=True, encoding="utf-8",
-        )  # fmt: skip
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            encoding="utf-8",
+        )
 
     def render(self, items: list[tuple[str, bool]]) -> list[str]:
         """KaTeX's markup (MathML) for each ``(tex, display)``; KatexFailure on the first
@@ -195,8 +209,9 @@ class KatexProcess:
         except OSError as exc:  # BrokenPipeError: node died
             raise MathError(f"KaTeX (node) stopped: {exc}; {self._stderr_tail()}") from exc
         if not line:
-            raise MathError(f"KaTeX (node) exited (code {self._proc.wait()}): "
-                            f"{self._stderr_tail()}")  # fmt: skip
+            raise MathError(
+                f"KaTeX (node) exited (code {self._proc.wait()}): {self._stderr_tail()}"
+            )
         answer = json.loads(line)
         if "error" in answer:
             raise KatexFailure(answer["error"], answer["message"])
@@ -243,15 +258,22 @@ class PageMath:
                 # the Copy LaTeX and Cite buttons'); the page stays under 1 MB without it.
                 html_out = drop_annotation(html_out)
             attrs = DISPLAY_BOX_ATTRS if expr.tag == "div" else ""
-            parts += [page_html[last:start], f'<{expr.tag} class="{expr.cls}"{attrs}>',
-                      html_out, f"</{expr.tag}>"]  # fmt: skip
+            parts += [
+                page_html[last:start],
+                f'<{expr.tag} class="{expr.cls}"{attrs}>',
+                html_out,
+                f"</{expr.tag}>",
+            ]
             last = end
         parts.append(page_html[last:])
         return "".join(parts)
 
     def _render_missing(self, found: list[Expression], where: str) -> None:
-        todo = list(dict.fromkeys((e.tex, e.display) for e in found
-                                  if (e.tex, e.display) not in self.rendered))  # fmt: skip
+        todo = list(
+            dict.fromkeys(
+                (e.tex, e.display) for e in found if (e.tex, e.display) not in self.rendered
+            )
+        )
         if not todo:
             return
         if self._process is None:

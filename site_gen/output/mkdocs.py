@@ -19,8 +19,9 @@ from site_gen.cache import BuildCache
 from site_gen.output import mkdocs_cache
 
 
-def run_mkdocs(site_dir: Path, mkdocs_yml: Path = config.MKDOCS_YML,
-               cache: BuildCache | None = None) -> None:  # fmt: skip
+def run_mkdocs(
+    site_dir: Path, mkdocs_yml: Path = config.MKDOCS_YML, cache: BuildCache | None = None
+) -> None:
     """``mkdocs build --strict`` into ``site_dir``; raises on any warning.
 
     With ``$ROOFLINE_ATLAS_SITE_URL`` set, it is mkdocs' ``site_url`` (canonical links and
@@ -39,8 +40,9 @@ def run_mkdocs(site_dir: Path, mkdocs_yml: Path = config.MKDOCS_YML,
     # Loading the hooks would leave __pycache__/ in docs/, which mkdocs would then publish.
     no_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        cfg = load_config(str(mkdocs_yml), site_dir=str(site_dir.resolve()), strict=True,
-                          site_url=url)  # fmt: skip
+        cfg = load_config(
+            str(mkdocs_yml), site_dir=str(site_dir.resolve()), strict=True, site_url=url
+        )
         # Snippet paths are relative to the working directory; pin them to this docs_dir.
         cfg.mdx_configs.setdefault("pymdownx.snippets", {})["base_path"] = [cfg.docs_dir]
         if cache is None or not cache.enabled:

@@ -71,8 +71,12 @@ def _toc_data(toc: TableOfContents | None) -> list[dict[str, Any]] | None:
         return None
 
     def token(link: Any) -> dict[str, Any]:
-        return {"level": link.level, "id": link.id, "name": link.title,
-                "children": [token(child) for child in link.children]}  # fmt: skip
+        return {
+            "level": link.level,
+            "id": link.id,
+            "name": link.title,
+            "children": [token(child) for child in link.children],
+        }
 
     return [token(link) for link in toc]
 
@@ -127,8 +131,9 @@ class PageCache(BasePlugin):
             for p in Path(folder).rglob("*.html")
         )
         # Our code mkdocs runs: the hooks, what they import, and this module.
-        code = code_closure_digest([Path(m.__file__) for m in config.hooks.values()]
-                                   + [Path(__file__)])  # fmt: skip
+        code = code_closure_digest(
+            [Path(m.__file__) for m in config.hooks.values()] + [Path(__file__)]
+        )
         # Installed themes are named by the tool versions; a theme folder of the project
         # (``custom_dir``) by its files.
         custom = [
@@ -138,10 +143,15 @@ class PageCache(BasePlugin):
         ]
         themes = [files_digest([p for p in d.rglob("*") if p.is_file()], d) for d in custom]
         self._global = digest(
-            KIND, Path(config.config_file_path).read_text("utf-8"), code, themes,
-            tool_versions(), sys.version,
-            config.site_url or "", build_date() if dated else "",
-        )  # fmt: skip
+            KIND,
+            Path(config.config_file_path).read_text("utf-8"),
+            code,
+            themes,
+            tool_versions(),
+            sys.version,
+            config.site_url or "",
+            build_date() if dated else "",
+        )
         return config
 
     def on_files(self, files: Any, config: Any) -> Any:
@@ -152,12 +162,20 @@ class PageCache(BasePlugin):
         records the static files it links to instead, and is reused only while each of
         them is still there (:meth:`_restore_body`).
         """
-        self._files_key = digest(sorted((f.src_uri, f.dest_uri, f.url, str(f.inclusion))
-                                        for f in files if f.is_documentation_page()))  # fmt: skip
+        self._files_key = digest(
+            sorted(
+                (f.src_uri, f.dest_uri, f.url, str(f.inclusion))
+                for f in files
+                if f.is_documentation_page()
+            )
+        )
         for file in files:
             source = file.abs_src_path
-            if (not file.is_documentation_page() and source is not None
-                    and self.generated in Path(source).parents):  # fmt: skip
+            if (
+                not file.is_documentation_page()
+                and source is not None
+                and self.generated in Path(source).parents
+            ):
                 file.copy_file = functools.partial(link_static, file)
         return files
 
@@ -176,19 +194,32 @@ class PageCache(BasePlugin):
         if snippets is None or API_BLOCK.search(page.markdown):
             render(config, files)
             return
-        key = digest("body", self._global, self._files_key, page.file.src_uri, page.url,
-                     page.markdown, page.meta, snippets)  # fmt: skip
+        key = digest(
+            "body",
+            self._global,
+            self._files_key,
+            page.file.src_uri,
+            page.url,
+            page.markdown,
+            page.meta,
+            snippets,
+        )
         stored = self._get(key)
         if stored is not None and self._restore_body(page, stored, files):
             return
         render(config, files)
         links = page.links_to_anchors
-        self._keep(key, {
-            "content": page.content, "toc": _toc_data(page.toc),
-            "title": page._title_from_render, "anchors": sorted(page.present_anchor_ids or ()),
-            "links": None if links is None else {f.src_uri: dict(v) for f, v in links.items()},
-            "static": _static_targets(page, files),
-        })  # fmt: skip
+        self._keep(
+            key,
+            {
+                "content": page.content,
+                "toc": _toc_data(page.toc),
+                "title": page._title_from_render,
+                "anchors": sorted(page.present_anchor_ids or ()),
+                "links": None if links is None else {f.src_uri: dict(v) for f, v in links.items()},
+                "static": _static_targets(page, files),
+            },
+        )
 
     @staticmethod
     def _restore_body(page: Any, stored: dict[str, Any], files: Any) -> bool:
@@ -209,8 +240,17 @@ class PageCache(BasePlugin):
 
     # -- step 2: the HTML --------------------------------------------------------------
 
-    def build_page(self, build: Any, page: Any, config: Any, doc_files: Any, nav: Any,
-                   env: Any, dirty: bool = False, excluded: bool = False) -> None:  # fmt: skip
+    def build_page(
+        self,
+        build: Any,
+        page: Any,
+        config: Any,
+        doc_files: Any,
+        nav: Any,
+        env: Any,
+        dirty: bool = False,
+        excluded: bool = False,
+    ) -> None:
         """Stands in for ``mkdocs.commands.build._build_page`` (see :func:`installed`)."""
         index = _search_entries(config)
         if excluded or dirty or index is False or API_BLOCK.search(page.markdown or ""):
@@ -218,9 +258,21 @@ class PageCache(BasePlugin):
             return
         if self._nav_key is None:  # every page has been read and rendered by now
             self._nav_key = digest(_nav_data(nav.items), nav.homepage and nav.homepage.url)
-        key = digest("html", self._global, self._files_key, self._nav_key, page.file.src_uri,
-                     page.url, page.title, page.content, _toc_data(page.toc), page.meta,
-                     page.canonical_url, page.edit_url, page.is_homepage)  # fmt: skip
+        key = digest(
+            "html",
+            self._global,
+            self._files_key,
+            self._nav_key,
+            page.file.src_uri,
+            page.url,
+            page.title,
+            page.content,
+            _toc_data(page.toc),
+            page.meta,
+            page.canonical_url,
+            page.edit_url,
+            page.is_homepage,
+        )
         stored = self._get(key)
         dest = Path(page.file.abs_dest_path)
         if stored is not None:
@@ -306,7 +358,8 @@ def _search_entries(config: Any) -> list[Any] | bool | None:
             continue
         index = getattr(getattr(plugin, "search_index", None), "entries", None)
         if type(plugin).__module__.startswith("material.plugins.search") and isinstance(
-                index, list):  # fmt: skip
+            index, list
+        ):
             return index
         return False
     return None

@@ -65,8 +65,11 @@ def _staging_ignore(docs: Path):
 
     def ignore(folder: str, names: list[str]) -> set[str]:
         top = Path(folder) == docs
-        return {n for n in names if n.startswith(".") or n == "__pycache__"
-                or (top and n == config.GENERATED_DIRNAME)}  # fmt: skip
+        return {
+            n
+            for n in names
+            if n.startswith(".") or n == "__pycache__" or (top and n == config.GENERATED_DIRNAME)
+        }
 
     return ignore
 
@@ -99,8 +102,11 @@ def copy_team_docs(source: Path, target: Path) -> int:
     anywhere into the site). Returns the number of Markdown pages copied."""
     pages = 0
     for folder, dirs, files in os.walk(source):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__"
-                         and not (Path(folder) / d).is_symlink())  # fmt: skip
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if not d.startswith(".") and d != "__pycache__" and not (Path(folder) / d).is_symlink()
+        )
         out = target / Path(folder).relative_to(source)
         out.mkdir(parents=True, exist_ok=True)
         for name in files:
@@ -126,8 +132,9 @@ def sync_site_files(source: Path, root: Path) -> None:
         else:
             entry.unlink()
     shutil.copy2(source / "mkdocs.yml", root / "mkdocs.yml")
-    shutil.copytree(source / "docs", docs, ignore=_staging_ignore(source / "docs"),
-                    dirs_exist_ok=True)  # fmt: skip
+    shutil.copytree(
+        source / "docs", docs, ignore=_staging_ignore(source / "docs"), dirs_exist_ok=True
+    )
 
 
 def make_staging(root: Path, site_dir: Path, extra_docs: Path | None = None) -> Staging:
@@ -138,8 +145,9 @@ def make_staging(root: Path, site_dir: Path, extra_docs: Path | None = None) -> 
         holder = staging_folder(site_dir.parent, site_dir.name)
     except OSError as exc:
         where = exc.filename or site_dir.parent
-        raise BuildError(f"cannot write the site folder {site_dir}: {exc.strerror} ({where})"
-                         ) from exc  # fmt: skip
+        raise BuildError(
+            f"cannot write the site folder {site_dir}: {exc.strerror} ({where})"
+        ) from exc
     try:
         private = staging_folder(root, ROOT_STAGING_STEM)
     except OSError as exc:
@@ -157,12 +165,14 @@ def make_staging(root: Path, site_dir: Path, extra_docs: Path | None = None) -> 
             pages = copy_team_docs(extra_docs, team)
             if not pages:
                 staging.remove()
-                raise BuildError(f"--docs-dir {extra_docs}: expected Markdown pages (*.md), "
-                                 "found none")  # fmt: skip
+                raise BuildError(
+                    f"--docs-dir {extra_docs}: expected Markdown pages (*.md), found none"
+                )
     except OSError as exc:
         staging.remove()
-        raise BuildError(f"cannot stage the build in {private}: {exc.strerror} "
-                         f"({exc.filename or root})") from exc  # fmt: skip
+        raise BuildError(
+            f"cannot stage the build in {private}: {exc.strerror} ({exc.filename or root})"
+        ) from exc
     return staging
 
 
@@ -218,8 +228,9 @@ def _generated_target(generated: Path, path: str) -> Path:
     return generated / relative
 
 
-def write_generated(pages: dict[str, str], charts: dict[str, str], docs_dir: Path,
-                    previous: Path | None = None) -> Path:  # fmt: skip
+def write_generated(
+    pages: dict[str, str], charts: dict[str, str], docs_dir: Path, previous: Path | None = None
+) -> Path:
     """Write every generated file and KaTeX into ``docs_dir/generated`` (a staging copy).
 
     With ``previous`` (the ``docs/generated`` the last build left), a file whose bytes

@@ -40,8 +40,9 @@ class SiteInput:
     symbolic: dict[tuple[str, str], list[Formula]]
 
     @classmethod
-    def of(cls, atlas: Atlas, instantiated: Instantiated,
-           history: SpecHistory | None = None) -> SiteInput:  # fmt: skip
+    def of(
+        cls, atlas: Atlas, instantiated: Instantiated, history: SpecHistory | None = None
+    ) -> SiteInput:
         """The input of one build; a missing history is recorded as such."""
         symbolic = {
             (mode.value, r.name): symbolic_formulas(mode, r.name)

@@ -63,36 +63,61 @@ def _best(name: str | None, speedup: float) -> str:
 
 def history_entry(entry: HistoryEntry, index: int = 0) -> Entry:
     """The ``index``-th entry (newest first): tables named ``entries-<index>-<what>``."""
-    head = dict(date=entry.date[:10], subject=entry.subject, sha=entry.sha[:12],
-                model_changed=entry.model_changed, model_version=entry.model_version,
-                previous_model=entry.previous_model_version, note=entry.note)  # fmt: skip
+    head = dict(
+        date=entry.date[:10],
+        subject=entry.subject,
+        sha=entry.sha[:12],
+        model_changed=entry.model_changed,
+        model_version=entry.model_version,
+        previous_model=entry.previous_model_version,
+        note=entry.note,
+    )
     diff = entry.diff
     if diff is None:
         return Entry(**head)
     name = f"entries-{index}"
     fields = flips = speedups = None
     if diff.fields:
-        fields = Table(("GPU", "field", "old", "new"), [
-            (c.gpu, safe.code(c.field), fmt_value(c.old), fmt_value(c.new)) for c in diff.fields
-        ], name=f"{name}-fields")  # fmt: skip
+        fields = Table(
+            ("GPU", "field", "old", "new"),
+            [(c.gpu, safe.code(c.field), fmt_value(c.old), fmt_value(c.new)) for c in diff.fields],
+            name=f"{name}-fields",
+        )
     if diff.flips:
-        flips = Table(("GPU", "mode", "was", "now"), [
-            (f.gpu, f.mode, _best(f.old, f.old_speedup), _best(f.new, f.new_speedup))
-            for f in diff.flips
-        ], name=f"{name}-flips")  # fmt: skip
+        flips = Table(
+            ("GPU", "mode", "was", "now"),
+            [
+                (f.gpu, f.mode, _best(f.old, f.old_speedup), _best(f.new, f.new_speedup))
+                for f in diff.flips
+            ],
+            name=f"{name}-flips",
+        )
     moved = [d for d in diff.speedups if not d.new_gpu]
     if moved:
-        speedups = Table(("GPU", "mode", "recipe", "shape", "was", "now"), [
-            (d.gpu, d.mode, d.recipe, d.shape, units.speedup(d.old), units.speedup(d.new))
-            for d in moved[:MAX_SPEEDUP_ROWS]
-        ], name=f"{name}-speedups")  # fmt: skip
-    shifts = tuple(Shift(b.gpu, b.mode, b.recipe, b.kn, fmt_m(b.old), fmt_m(b.new))
-                   for b in diff.break_even[:MAX_BREAK_EVEN_SHIFTS])  # fmt: skip
+        speedups = Table(
+            ("GPU", "mode", "recipe", "shape", "was", "now"),
+            [
+                (d.gpu, d.mode, d.recipe, d.shape, units.speedup(d.old), units.speedup(d.new))
+                for d in moved[:MAX_SPEEDUP_ROWS]
+            ],
+            name=f"{name}-speedups",
+        )
+    shifts = tuple(
+        Shift(b.gpu, b.mode, b.recipe, b.kn, fmt_m(b.old), fmt_m(b.new))
+        for b in diff.break_even[:MAX_BREAK_EVEN_SHIFTS]
+    )
     return Entry(
-        **head, summary=diff.summary(), added=diff.added, removed=diff.removed, fields=fields,
-        flips=flips, speedups=speedups, more_speedups=max(0, len(moved) - MAX_SPEEDUP_ROWS),
-        break_even=shifts, more_break_even=len(diff.break_even) - len(shifts),
-    )  # fmt: skip
+        **head,
+        summary=diff.summary(),
+        added=diff.added,
+        removed=diff.removed,
+        fields=fields,
+        flips=flips,
+        speedups=speedups,
+        more_speedups=max(0, len(moved) - MAX_SPEEDUP_ROWS),
+        break_even=shifts,
+        more_break_even=len(diff.break_even) - len(shifts),
+    )
 
 
 def render(site: SiteInput) -> PageOutput:
@@ -100,6 +125,13 @@ def render(site: SiteInput) -> PageOutput:
     history = site.history
     entries = [history_entry(e, i) for i, e in enumerate(history.entries)]
     tables = [t for e in entries for t in e.tables]
-    return page(PAGE, "changes.md.j2", tables, entries=entries, note=history.note,
-                spec_path=history.path, truncated=history.truncated,
-                shallow=history.shallow)  # fmt: skip
+    return page(
+        PAGE,
+        "changes.md.j2",
+        tables,
+        entries=entries,
+        note=history.note,
+        spec_path=history.path,
+        truncated=history.truncated,
+        shallow=history.shallow,
+    )

@@ -19,9 +19,15 @@ def render(site: SiteInput) -> PageOutput:
     files = exports.data_files(site.atlas)
     gpus = [{"name": g.name, "slug": config.slug(g.name)} for g in site.atlas.gpus]
     evaluations = sum(1 for p in files if p.endswith(".json")) - SHARED_JSON
-    out = page(PAGE, "data.md.j2", output=f"{GEN}/_snippets/data.md.txt", gpus=gpus,
-               evaluations=evaluations, data_dir=rel(exports.DATA_DIR, PAGE),
-               sets=table_sets())  # fmt: skip
+    out = page(
+        PAGE,
+        "data.md.j2",
+        output=f"{GEN}/_snippets/data.md.txt",
+        gpus=gpus,
+        evaluations=evaluations,
+        data_dir=rel(exports.DATA_DIR, PAGE),
+        sets=table_sets(),
+    )
     out.files.update(files)
     out.files.update(calculator.scripts(site.atlas.specs, calibrations=site.atlas.calibrations))
     return out

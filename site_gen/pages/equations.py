@@ -50,27 +50,91 @@ def _kind(kind: CastKind, launches: int = 1) -> Callable[[Term, CastKernel | Non
 T, I = Mode.TRAINING, Mode.INFERENCE  # noqa: E741 (the modes, as the table reads them)
 #: One representative recipe per kind of term, as the building blocks do for torchao's.
 PICKS: tuple[Pick, ...] = (
-    Pick("gemm-bf16", "bf16 GEMM (the baseline)", _GEMM, T, "rowwise", False,
-         _key("gemm.output.bf16")),
-    Pick("gemm-fp8", "fp8 GEMM with per-tensor or per-row scales (rowwise)", _GEMM, T,
-         "rowwise", False, _key("gemm.output.lowp")),
-    Pick("gemm-fp8-block", "block-scaled fp8 GEMM (mxfp8_cublas: one scale per 32 elements)",
-         _GEMM, T, "mxfp8_cublas", False, _key("gemm.output.lowp")),
-    Pick("gemm-fp4", "fp4 GEMM (nvfp4 inference)", _GEMM, I, "nvfp4", False,
-         _key("gemm.output.lowp")),
-    Pick("cast-row", "a row (dim0) cast kernel: rowwise inference quantize of the input", _CAST,
-         I, "rowwise", False, _kind(CastKind.ROW)),
-    Pick("cast-column", "a column (dim1) cast kernel: the mxfp8_cublas dim1 cast of the input",
-         _CAST, T, "mxfp8_cublas", False, _kind(CastKind.COLUMN)),
-    Pick("cast-tile", "a tile cast kernel: the blockwise 128 × 128 weight quantize", _CAST, T,
-         "blockwise", False, _kind(CastKind.TILE)),
-    Pick("cast-reduce", "an amax reduction kernel (tensorwise, stage 1)", _CAST, T,
-         "tensorwise", False, _kind(CastKind.REDUCE)),
-    Pick("cast-nvfp4-dynamic", "the dynamic nvfp4 quantize: amax and cast, two launches", _CAST,
-         I, "nvfp4", False, _kind(CastKind.ROW, launches=2)),
-    Pick("bf16-act", "the bf16 activation kernel (inference with fusion)", _ACT, I, "rowwise",
-         True, _key("act.input.bf16")),
-)  # fmt: skip
+    Pick(
+        "gemm-bf16",
+        "bf16 GEMM (the baseline)",
+        _GEMM,
+        T,
+        "rowwise",
+        False,
+        _key("gemm.output.bf16"),
+    ),
+    Pick(
+        "gemm-fp8",
+        "fp8 GEMM with per-tensor or per-row scales (rowwise)",
+        _GEMM,
+        T,
+        "rowwise",
+        False,
+        _key("gemm.output.lowp"),
+    ),
+    Pick(
+        "gemm-fp8-block",
+        "block-scaled fp8 GEMM (mxfp8_cublas: one scale per 32 elements)",
+        _GEMM,
+        T,
+        "mxfp8_cublas",
+        False,
+        _key("gemm.output.lowp"),
+    ),
+    Pick(
+        "gemm-fp4", "fp4 GEMM (nvfp4 inference)", _GEMM, I, "nvfp4", False, _key("gemm.output.lowp")
+    ),
+    Pick(
+        "cast-row",
+        "a row (dim0) cast kernel: rowwise inference quantize of the input",
+        _CAST,
+        I,
+        "rowwise",
+        False,
+        _kind(CastKind.ROW),
+    ),
+    Pick(
+        "cast-column",
+        "a column (dim1) cast kernel: the mxfp8_cublas dim1 cast of the input",
+        _CAST,
+        T,
+        "mxfp8_cublas",
+        False,
+        _kind(CastKind.COLUMN),
+    ),
+    Pick(
+        "cast-tile",
+        "a tile cast kernel: the blockwise 128 × 128 weight quantize",
+        _CAST,
+        T,
+        "blockwise",
+        False,
+        _kind(CastKind.TILE),
+    ),
+    Pick(
+        "cast-reduce",
+        "an amax reduction kernel (tensorwise, stage 1)",
+        _CAST,
+        T,
+        "tensorwise",
+        False,
+        _kind(CastKind.REDUCE),
+    ),
+    Pick(
+        "cast-nvfp4-dynamic",
+        "the dynamic nvfp4 quantize: amax and cast, two launches",
+        _CAST,
+        I,
+        "nvfp4",
+        False,
+        _kind(CastKind.ROW, launches=2),
+    ),
+    Pick(
+        "bf16-act",
+        "the bf16 activation kernel (inference with fusion)",
+        _ACT,
+        I,
+        "rowwise",
+        True,
+        _key("act.input.bf16"),
+    ),
+)
 
 
 def _term(pick: Pick) -> Term:
@@ -106,8 +170,18 @@ def render(site: SiteInput) -> PageOutput:
     nvfp4 = list(nvfp4_training_formulas().values())
     symbols = calibration_symbols_table("calibration-symbols")
     count = sum(len(f) for _, f in groups) + len(calibrated) + len(grouped) + len(nvfp4)
-    return page("equations.md", "equations.md.j2", [symbols],
-                output=f"{GEN}/_snippets/equations.md.txt", export_folder=f"{GEN}/equations",
-                groups=groups, count=count, calibrated=calibrated, symbols=symbols,
-                grouped=grouped, nvfp4=nvfp4, grouped_recipe=GROUPED_RECIPE,
-                g_symbol=safe.math(symbolic(G)))  # fmt: skip
+    return page(
+        "equations.md",
+        "equations.md.j2",
+        [symbols],
+        output=f"{GEN}/_snippets/equations.md.txt",
+        export_folder=f"{GEN}/equations",
+        groups=groups,
+        count=count,
+        calibrated=calibrated,
+        symbols=symbols,
+        grouped=grouped,
+        nvfp4=nvfp4,
+        grouped_recipe=GROUPED_RECIPE,
+        g_symbol=safe.math(symbolic(G)),
+    )

@@ -62,12 +62,19 @@ def capability_context(gpu: GpuSpec, page_path: str) -> dict[str, Any]:
     ``gpu`` (registry order), its platform, and the link to the Specs page's matrix."""
     verdicts = {recipe.name: classify(gpu, recipe) for recipe in RECIPE_LIST}
     notes = [
-        {"name": name, "support": v.support.value, "badge": SUPPORT_BADGE[v.support],
-         "reason": v.reason}
+        {
+            "name": name,
+            "support": v.support.value,
+            "badge": SUPPORT_BADGE[v.support],
+            "reason": v.reason,
+        }
         for name, v in verdicts.items()
-    ]  # fmt: skip
-    return {"capabilities": notes, "platform": gpu.platform or "unknown",
-            "specs_link": rel(f"{GEN}/specs.md", page_path)}  # fmt: skip
+    ]
+    return {
+        "capabilities": notes,
+        "platform": gpu.platform or "unknown",
+        "specs_link": rel(f"{GEN}/specs.md", page_path),
+    }
 
 
 def _torchao_best(atlas: Atlas, gpu: GpuSpec, mode: Mode, calibrated: RecipeResult | None) -> str:
@@ -91,7 +98,9 @@ def _mode(
         mode=mode.value,
         decision_img=f"img/decision-{mode.value}.svg",
         native=dmap.recipes,
-        best=None if best is None else {
+        best=None
+        if best is None
+        else {
             "name": best.recipe.name,
             "speedup": units.speedup(best.canonical_speedup),
             "range": rows.speedup_range(best),
@@ -102,7 +111,7 @@ def _mode(
         break_even=rows.break_even_table(results, page_path, f"{mode.value}-break-even"),
         ranked=rows.ranked_table(results, page_path, f"{mode.value}-ranked"),
         links=[_link(r, page_path) for r in results],
-    )  # fmt: skip
+    )
     return guidance_, charts.decision_chart(gpu, dmap)
 
 
@@ -140,14 +149,20 @@ def calibration_table(calibration: CalibratedParameters) -> Table:
     header = ("parameter", "key", "value", "basis", "assumed range", "source")
     table = Table(header, name="calibration")
     for key, value in calibration.values.items():
-        table.rows.append((safe.math(SYMBOLS[key].latex), safe.code(key), _value(key, value.value),
-                           value.basis.value, _range(key, calibration) or units.MISSING,
-                           _source(key, calibration)))  # fmt: skip
+        table.rows.append(
+            (
+                safe.math(SYMBOLS[key].latex),
+                safe.code(key),
+                _value(key, value.value),
+                value.basis.value,
+                _range(key, calibration) or units.MISSING,
+                _source(key, calibration),
+            )
+        )
     return table
 
 
-def calibration_context(site: SiteInput, gpu: GpuSpec, modes: list[ModeGuidance]
-                        ) -> dict[str, Any]:  # fmt: skip
+def calibration_context(site: SiteInput, gpu: GpuSpec, modes: list[ModeGuidance]) -> dict[str, Any]:
     """What the page says about its calibrated parameters: the keys per basis (as math),
     the assumed ones with value, range and source, and the headline ranges per mode."""
     calibration = site.atlas.calibration(gpu.name)
@@ -155,15 +170,24 @@ def calibration_context(site: SiteInput, gpu: GpuSpec, modes: list[ModeGuidance]
     for key, value in calibration.values.items():
         by_basis[value.basis.value].append(safe.math(SYMBOLS[key].latex))
     assumed = [
-        {"name": safe.math(SYMBOLS[key].latex), "value": _value(key, calibration.values[key].value),
-         "range": _range(key, calibration), "source": _source(key, calibration)}
+        {
+            "name": safe.math(SYMBOLS[key].latex),
+            "value": _value(key, calibration.values[key].value),
+            "range": _range(key, calibration),
+            "source": _source(key, calibration),
+        }
         for key in calibration.assumed()
-    ]  # fmt: skip
+    ]
     ranges = [
-        {"mode": m.mode, "recipe": m.best["name"], "speedup": m.best["speedup"],
-         "range": m.best["range"]}
-        for m in modes if m.best and m.best["range"]
-    ]  # fmt: skip
+        {
+            "mode": m.mode,
+            "recipe": m.best["name"],
+            "speedup": m.best["speedup"],
+            "range": m.best["range"],
+        }
+        for m in modes
+        if m.best and m.best["range"]
+    ]
     return {
         "has_data": guidance.has_calibration_data(calibration),
         "by_basis": by_basis,
@@ -185,14 +209,27 @@ def render(site: SiteInput, gpu: GpuSpec) -> PageOutput:
         jobs.append(chart)
     spec_table, ridge = spec_rows.spec_table(gpu), spec_rows.ridge_table(gpu)
     calibration = calibration_context(site, gpu, modes)
-    tables = [spec_table, calibration["table"], ridge,
-              *(t for m in modes for t in (m.break_even, m.ranked))]  # fmt: skip
+    tables = [
+        spec_table,
+        calibration["table"],
+        ridge,
+        *(t for m in modes for t in (m.break_even, m.ranked)),
+    ]
     out = page(
-        path, "gpu.md.j2", tables, gpu=gpu, slug=config.slug(gpu.name), spec_rows=spec_table,
+        path,
+        "gpu.md.j2",
+        tables,
+        gpu=gpu,
+        slug=config.slug(gpu.name),
+        spec_rows=spec_table,
         **capability_context(gpu, path),
-        ridge=ridge, modes=modes, sources=gpu.source_records, basis=spec_rows.basis(gpu),
+        ridge=ridge,
+        modes=modes,
+        sources=gpu.source_records,
+        basis=spec_rows.basis(gpu),
         efficiencies=spec_rows.efficiency_bases(gpu),
-        efficiency_title=spec_rows.assumed_title(gpu), calibration=calibration,
-    )  # fmt: skip
+        efficiency_title=spec_rows.assumed_title(gpu),
+        calibration=calibration,
+    )
     out.charts = jobs
     return out

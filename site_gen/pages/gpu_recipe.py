@@ -27,13 +27,18 @@ def _common(result: RecipeResult, path: str) -> dict[str, Any]:
     """What the page shows whether or not the recipe is computable on the GPU."""
     gpu, mode, recipe = result.gpu, result.mode, result.recipe
     return dict(
-        gpu=gpu, mode=mode.value, recipe=recipe,
+        gpu=gpu,
+        mode=mode.value,
+        recipe=recipe,
         title=f"{gpu.name}: {mode.value} with {recipe.name}",
-        support=result.capability.support.value, reason=result.capability.reason,
-        hardware=result.capability.hardware, software=result.capability.software,
-        intro=spec_rows.recipe_intro(recipe), gpu_link=rel(gpu_page(gpu), path),
+        support=result.capability.support.value,
+        reason=result.capability.reason,
+        hardware=result.capability.hardware,
+        software=result.capability.software,
+        intro=spec_rows.recipe_intro(recipe),
+        gpu_link=rel(gpu_page(gpu), path),
         recipe_link=rel(recipe_page(recipe.name), path),
-    )  # fmt: skip
+    )
 
 
 def render(site: SiteInput, result: RecipeResult) -> PageOutput:
@@ -73,16 +78,26 @@ def render(site: SiteInput, result: RecipeResult) -> PageOutput:
     # on the Equations page (their Cite permalinks point there too), instead of carrying
     # 20 KB of the same formulas 22 times.
     equations = rel(EQUATIONS_PAGE, path)
-    symbolic_links = [(f.caption.rsplit(";", 1)[0], f"{equations}#{f.anchor}")
-                      for f in symbolic[1:]]  # fmt: skip
+    symbolic_links = [
+        (f.caption.rsplit(";", 1)[0], f"{equations}#{f.anchor}") for f in symbolic[1:]
+    ]
     out = page(
-        path, TEMPLATE, list(tables.values()), computable=True,
-        symbolic=symbolic, symbolic_links=symbolic_links,
+        path,
+        TEMPLATE,
+        list(tables.values()),
+        computable=True,
+        symbolic=symbolic,
+        symbolic_links=symbolic_links,
         instantiated=site.instantiated[gpu.name][(mode.value, recipe.name)],
-        headline=tables["headline"], tables=tables, ranged=len(tables["headline"].rows) > 2,
+        headline=tables["headline"],
+        tables=tables,
+        ranged=len(tables["headline"].rows) > 2,
         calculator=calculator.widget(path, gpu.name, mode.value, recipe.name),
-        calculator_link=rel("calculator.md", path), data_link=rel(data, path),
-        img_prefix=f"img/{stem}", kernels=tables["kernels"], **common,
-    )  # fmt: skip
+        calculator_link=rel("calculator.md", path),
+        data_link=rel(data, path),
+        img_prefix=f"img/{stem}",
+        kernels=tables["kernels"],
+        **common,
+    )
     out.charts = charts.result_charts(result, f"{gpu_dir(gpu)}/img/{stem}")
     return out

@@ -66,28 +66,36 @@ def formulas(result: GroupedResult, path: str) -> dict[str, Any]:
         caption = f"calibrated model: {label}"
         sym = _anchor(mode, name, key)
         inst = _anchor(mode, name, key, gpu=gpu)
-        terms.append((
-            Formula(sym, f"{caption}, in symbols", lhs, latex, f"{url}#{sym}"),
-            Formula(inst, f"{caption}, on {gpu}", lhs, result.latex[key], f"{url}#{inst}"),
-        ))  # fmt: skip
+        terms.append(
+            (
+                Formula(sym, f"{caption}, in symbols", lhs, latex, f"{url}#{sym}"),
+                Formula(inst, f"{caption}, on {gpu}", lhs, result.latex[key], f"{url}#{inst}"),
+            )
+        )
     return {"terms": terms}
 
 
 def _common(result: GroupedResult, path: str) -> dict[str, Any]:
     gpu, mode, recipe = result.gpu, result.mode, result.recipe
     return dict(
-        gpu=gpu, mode=mode.value, recipe=recipe,
+        gpu=gpu,
+        mode=mode.value,
+        recipe=recipe,
         title=f"{gpu.name}: grouped GEMMs (MoE), {mode.value} with {recipe.name}",
-        support=result.capability.support.value, reason=result.capability.reason,
-        hardware=result.capability.hardware, software=result.capability.software,
-        intro=spec_rows.recipe_intro(recipe), gpu_link=rel(gpu_page(gpu), path),
+        support=result.capability.support.value,
+        reason=result.capability.reason,
+        hardware=result.capability.hardware,
+        software=result.capability.software,
+        intro=spec_rows.recipe_intro(recipe),
+        gpu_link=rel(gpu_page(gpu), path),
         recipe_link=rel(recipe_page(recipe.name), path),
         dense_link=rel(recipe_result_page(gpu, mode, recipe.name), path),
         methodology_link=rel(f"{GEN}/methodology.md", path) + "#grouped-gemms-mixture-of-experts",
         equations_link=rel("equations.md", path) + "#grouped-gemms",
-        rho_2d3d=safe.math(RHO_2D3D.latex), rho_2d2d=safe.math(RHO_2D2D.latex),
+        rho_2d3d=safe.math(RHO_2D3D.latex),
+        rho_2d2d=safe.math(RHO_2D2D.latex),
         rho_bf16=safe.math(RHO_BF16.latex),
-    )  # fmt: skip
+    )
 
 
 def render(site: SiteInput, result: GroupedResult) -> PageOutput:
@@ -100,8 +108,10 @@ def render(site: SiteInput, result: GroupedResult) -> PageOutput:
     validation = rel(f"{GEN}/validation.md", path)
     params = site.atlas.calibration(gpu.name)
     # The default token count first: the tab a reader sees.
-    speedups = [(t, grouped_rows.speedup_table(result, t))
-                for t in sorted(TOKENS, key=lambda t: t != DEFAULT_TOKENS)]  # fmt: skip
+    speedups = [
+        (t, grouped_rows.speedup_table(result, t))
+        for t in sorted(TOKENS, key=lambda t: t != DEFAULT_TOKENS)
+    ]
     tables = {
         "parameters": grouped_rows.parameters_table(result, params, validation),
         "terms": grouped_rows.terms_export(result),
@@ -111,7 +121,7 @@ def render(site: SiteInput, result: GroupedResult) -> PageOutput:
         (shape, grouped_rows.part_table(result, i))
         for i, (shape, times) in enumerate(zip(result.shapes, result.times, strict=True))
         if not times.skipped
-    ]  # fmt: skip
+    ]
     # A recipe without block scales has no rearrangement: no table, no empty export.
     exported = [table for _, table in speedups]
     exported += [t for t in tables.values() if t.rows or t.raw]
@@ -119,12 +129,23 @@ def render(site: SiteInput, result: GroupedResult) -> PageOutput:
     rho, beta = params.values[RHO_2D3D.spec_key], params.values[RHO_BF16.spec_key]
     lines = [grouped_rows.shape_line(shape) for shape in result.shapes]
     return page(
-        path, TEMPLATE, exported, computable=True, tables=tables, parts=parts, speedups=speedups,
-        skipped=grouped_rows.skipped_notes(result), default_tokens=DEFAULT_TOKENS,
-        rho_assumed=rho.basis is Basis.ASSUMED, rho_source=rho.source,
-        formulas=formulas(result, path), shape_lines=lines,
+        path,
+        TEMPLATE,
+        exported,
+        computable=True,
+        tables=tables,
+        parts=parts,
+        speedups=speedups,
+        skipped=grouped_rows.skipped_notes(result),
+        default_tokens=DEFAULT_TOKENS,
+        rho_assumed=rho.basis is Basis.ASSUMED,
+        rho_source=rho.source,
+        formulas=formulas(result, path),
+        shape_lines=lines,
         beta={"value": parameter_text(beta.value, RHO_BF16.unit), "basis": beta.basis.value},
-        shape_title=grouped_rows.shape_title, shape_dims=grouped_rows.shape_dims,
+        shape_title=grouped_rows.shape_title,
+        shape_dims=grouped_rows.shape_dims,
         calibration_link=rel(gpu_page(gpu), path) + "#calibrated-model-parameters",
-        validation_link=validation, **common,
-    )  # fmt: skip
+        validation_link=validation,
+        **common,
+    )

@@ -20,18 +20,27 @@ def render(site: SiteInput) -> PageOutput:
     """The best-recipe table and the GPU x recipe matrices per mode, shape set and model."""
     best = rows.best_table(site.atlas, PAGE)
     matrices = {
-        (mode.value, shape, calibrated): rows.matrix_table(site.atlas, mode, shape, PAGE,
-                                                           calibrated)
+        (mode.value, shape, calibrated): rows.matrix_table(
+            site.atlas, mode, shape, PAGE, calibrated
+        )
         for mode in config.MODES
         for shape in SHAPE_SETS
         for calibrated in (True, False)
-    }  # fmt: skip
+    }
     assumed = any(not site.atlas.has_calibration_data(g.name) for g in site.atlas.gpus)
     ranged = any(r.spread for r in site.atlas.calibrated_results.values())
     return page(
-        PAGE, "home_matrix.md.j2", [best, *matrices.values()],
-        output=f"{GEN}/_snippets/home_matrix.md.txt", export_folder=f"{GEN}/home",
-        best_table=best, matrices=matrices, modes=config.MODES, assumed=assumed, ranged=ranged,
-        assumed_mark=rows.ASSUMED_MARK, fallback_mark=rows.FALLBACK_MARK,
+        PAGE,
+        "home_matrix.md.j2",
+        [best, *matrices.values()],
+        output=f"{GEN}/_snippets/home_matrix.md.txt",
+        export_folder=f"{GEN}/home",
+        best_table=best,
+        matrices=matrices,
+        modes=config.MODES,
+        assumed=assumed,
+        ranged=ranged,
+        assumed_mark=rows.ASSUMED_MARK,
+        fallback_mark=rows.FALLBACK_MARK,
         validation=rel(f"{GEN}/validation.md", PAGE),
-    )  # fmt: skip
+    )

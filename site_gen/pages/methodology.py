@@ -62,13 +62,20 @@ class RoleSets:
 def stored_table(calibration: CalibrationData) -> Table:
     """Every value ``calibration`` stores, with its basis and the fit sets behind it."""
     symbols = {hw.spec_key: hw for hw in CALIBRATION_SYMBOLS}
-    table = Table(("GPU", "parameter", "value", "basis", "from the sets"),
-                  name="calibration-stored")  # fmt: skip
+    table = Table(
+        ("GPU", "parameter", "value", "basis", "from the sets"), name="calibration-stored"
+    )
     for gpu, entry in calibration.entries():
         hw = symbols[entry.key]
-        table.rows.append((gpu or "all GPUs", safe.math(hw.latex),
-                           vr.parameter_text(entry.value, hw.unit), entry.basis,
-                           set_links(entry.sets, VALIDATION)))  # fmt: skip
+        table.rows.append(
+            (
+                gpu or "all GPUs",
+                safe.math(hw.latex),
+                vr.parameter_text(entry.value, hw.unit),
+                entry.basis,
+                set_links(entry.sets, VALIDATION),
+            )
+        )
     return table
 
 
@@ -93,24 +100,35 @@ def calibration(site: SiteInput) -> Calibrated:
     which GPUs have measured matmul throughput and how many rely on fallbacks."""
     measurements = site.atlas.published()
     roles = [
-        RoleSets(role.value, vr.ROLE_TEXT[role], sum(len(s.points) for s in sets),
-                 [safe.link(s.id, f"{VALIDATION}#{s.id}") for s in sets])
+        RoleSets(
+            role.value,
+            vr.ROLE_TEXT[role],
+            sum(len(s.points) for s in sets),
+            [safe.link(s.id, f"{VALIDATION}#{s.id}") for s in sets],
+        )
         for role in vr.ROLE_ORDER
         if (sets := measurements.by_role(role))
-    ]  # fmt: skip
+    ]
     mamf = [
-        safe.concat(safe.link(g.name, rel(gpu_page(g), PAGE)),
-                    f" ({', '.join(g.measured_matmul_tflops)})")
-        for g in site.atlas.gpus if g.measured_matmul_tflops
-    ]  # fmt: skip
+        safe.concat(
+            safe.link(g.name, rel(gpu_page(g), PAGE)), f" ({', '.join(g.measured_matmul_tflops)})"
+        )
+        for g in site.atlas.gpus
+        if g.measured_matmul_tflops
+    ]
     assumed = [g for g in site.atlas.gpus if site.atlas.calibration(g.name).assumed()]
     return Calibrated(
-        notes=notes.CALIBRATED, roles=roles, mamf=mamf,
+        notes=notes.CALIBRATED,
+        roles=roles,
+        mamf=mamf,
         stored=stored_table(site.atlas.inputs.calibration),
-        sets=len(measurements), points=sum(len(s.points) for s in measurements.sets),
-        assumed=len(assumed), gpus=len(site.atlas.gpus), validation=VALIDATION,
+        sets=len(measurements),
+        points=sum(len(s.points) for s in measurements.sets),
+        assumed=len(assumed),
+        gpus=len(site.atlas.gpus),
+        validation=VALIDATION,
         equations=rel("equations.md", PAGE),
-    )  # fmt: skip
+    )
 
 
 def _role_sets(sets: list[MeasurementSet]) -> list[RoleSets]:
@@ -159,29 +177,36 @@ def grouped_section(site: SiteInput) -> Grouped:
         rho = (values[RHO_2D3D.spec_key], values[RHO_2D2D.spec_key])
         if values[RHO_BF16.spec_key].basis is not Basis.ASSUMED:
             text = f"{values[RHO_BF16.spec_key].value:.3g}, {values[RHO_BF16.spec_key].basis}"
-            beta.append(safe.concat(safe.link(gpu.name, rel(gpu_page(gpu), PAGE)),
-                                    f" ({text})"))  # fmt: skip
+            beta.append(safe.concat(safe.link(gpu.name, rel(gpu_page(gpu), PAGE)), f" ({text})"))
         if rho[0].basis is Basis.MEASURED:
             text = ", ".join(f"{v.value:.3g}" for v in rho)
-            measured.append(safe.concat(safe.link(gpu.name, rel(gpu_page(gpu), PAGE)),
-                                        f" ({text})"))  # fmt: skip
+            measured.append(
+                safe.concat(safe.link(gpu.name, rel(gpu_page(gpu), PAGE)), f" ({text})")
+            )
             first = first or gpu
         elif not assumed:
             assumed = rho[0].source
     gpu = first or site.atlas.gpus[0]
     example = rel(grouped_result_page(gpu.name, Mode.TRAINING, GROUPED_RECIPE), PAGE)
-    return Grouped(grouped_formulas(), _role_sets([s for s in measurements.sets if s.groups]),
-                   measured, assumed, example, gpu.name,
-                   (safe.math(RHO_2D3D.latex), safe.math(RHO_2D2D.latex)),
-                   safe.math(RHO_BF16.latex), beta)  # fmt: skip
+    return Grouped(
+        grouped_formulas(),
+        _role_sets([s for s in measurements.sets if s.groups]),
+        measured,
+        assumed,
+        example,
+        gpu.name,
+        (safe.math(RHO_2D3D.latex), safe.math(RHO_2D2D.latex)),
+        safe.math(RHO_BF16.latex),
+        beta,
+    )
 
 
 def nvfp4_section(site: SiteInput) -> Nvfp4Training:
     """What the NVFP4 training section says from data."""
-    sets = [s for s in site.atlas.published().sets
-            if s.recipe == NVFP4 and s.mode is Mode.TRAINING]  # fmt: skip
-    gpu = next((g for g in site.atlas.gpus if any(s.gpu == g.name for s in sets)),
-               site.atlas.gpus[0])  # fmt: skip
+    sets = [s for s in site.atlas.published().sets if s.recipe == NVFP4 and s.mode is Mode.TRAINING]
+    gpu = next(
+        (g for g in site.atlas.gpus if any(s.gpu == g.name for s in sets)), site.atlas.gpus[0]
+    )
     example = rel(recipe_result_page(gpu, Mode.TRAINING, NVFP4), PAGE)
     return Nvfp4Training(nvfp4_training_formulas(), _role_sets(sets), example, gpu.name)
 
@@ -192,18 +217,30 @@ def render(site: SiteInput) -> PageOutput:
     for recipe in RECIPE_LIST:
         for mode in recipe.modes:
             stem = config.slug(f"{mode.value}-{recipe.name}")
-            traffic.append(Traffic(
-                recipe=recipe, mode=mode.value, link=rel(recipe_page(recipe.name), PAGE),
-                gemms=spec_rows.gemms_table(recipe, mode, f"{stem}-gemms"),
-                rows=spec_rows.kernels_table(recipe, mode, f"{stem}-rows"),
-                structured=site.symbolic[(mode.value, recipe.name)][0],
-            ))  # fmt: skip
+            traffic.append(
+                Traffic(
+                    recipe=recipe,
+                    mode=mode.value,
+                    link=rel(recipe_page(recipe.name), PAGE),
+                    gemms=spec_rows.gemms_table(recipe, mode, f"{stem}-gemms"),
+                    rows=spec_rows.kernels_table(recipe, mode, f"{stem}-rows"),
+                    structured=site.symbolic[(mode.value, recipe.name)][0],
+                )
+            )
     symbols = spec_rows.symbols_table()
     calibrated = calibration(site)
     tables = [symbols, calibrated.stored, *(t for x in traffic for t in (x.rows, x.gemms))]
     return page(
-        PAGE, "methodology.md.j2", tables, formulas=methodology_formulas(), traffic=traffic,
-        symbols=symbols, recipes=RECIPE_LIST, limitations=notes.LIMITATIONS,
-        deviations=notes.DEVIATIONS, calibrated=calibrated, grouped=grouped_section(site),
+        PAGE,
+        "methodology.md.j2",
+        tables,
+        formulas=methodology_formulas(),
+        traffic=traffic,
+        symbols=symbols,
+        recipes=RECIPE_LIST,
+        limitations=notes.LIMITATIONS,
+        deviations=notes.DEVIATIONS,
+        calibrated=calibrated,
+        grouped=grouped_section(site),
         nvfp4=nvfp4_section(site),
-    )  # fmt: skip
+    )

@@ -36,12 +36,20 @@ def index(site: SiteInput, models: ModelAtlas) -> PageOutput:
     """``generated/models/index.md``: every preset with its sources."""
     path = site_paths.models_index()
     table = model_rows.index_table(models.presets, path)
-    presets = [{"preset": p, "link": rel(site_paths.model_page(p.name), path)}
-               for p in models.presets]  # fmt: skip
-    return page(path, "models_index.md.j2", [table], table=table, presets=presets,
-                tokens=units.count(models.tokens), ep_rule=_ep_rule(),
-                format_link=rel(FORMAT_PAGE, path),
-                hf_types=", ".join(SUPPORTED_TYPES))  # fmt: skip
+    presets = [
+        {"preset": p, "link": rel(site_paths.model_page(p.name), path)} for p in models.presets
+    ]
+    return page(
+        path,
+        "models_index.md.j2",
+        [table],
+        table=table,
+        presets=presets,
+        tokens=units.count(models.tokens),
+        ep_rule=_ep_rule(),
+        format_link=rel(FORMAT_PAGE, path),
+        hf_types=", ".join(SUPPORTED_TYPES),
+    )
 
 
 def overview(site: SiteInput, models: ModelAtlas, name: str) -> PageOutput:
@@ -53,14 +61,22 @@ def overview(site: SiteInput, models: ModelAtlas, name: str) -> PageOutput:
     layers = model_rows.preset_table(preset)
     ep = runs[0].ep if runs else 1
     assumed = any(not site.atlas.has_calibration_data(r.gpu.name) for r in runs)
-    return page(path, "model.md.j2", [table, layers], preset=preset, table=table,
-                layers=layers, notes=model_rows.preset_notes(preset),
-                tokens=units.count(models.tokens), ep=ep,
-                routing=model_rows.routing(preset),
-                index_link=rel(site_paths.models_index(), path),
-                format_link=rel(FORMAT_PAGE, path),
-                gpus_link=rel(f"{GEN}/gpus/index.md", path),
-                any_assumed=assumed)  # fmt: skip
+    return page(
+        path,
+        "model.md.j2",
+        [table, layers],
+        preset=preset,
+        table=table,
+        layers=layers,
+        notes=model_rows.preset_notes(preset),
+        tokens=units.count(models.tokens),
+        ep=ep,
+        routing=model_rows.routing(preset),
+        index_link=rel(site_paths.models_index(), path),
+        format_link=rel(FORMAT_PAGE, path),
+        gpus_link=rel(f"{GEN}/gpus/index.md", path),
+        any_assumed=assumed,
+    )
 
 
 def _capabilities(gpu: GpuSpec) -> list[dict[str, str]]:
@@ -69,8 +85,13 @@ def _capabilities(gpu: GpuSpec) -> list[dict[str, str]]:
     for recipe in RECIPE_LIST:
         if Mode.TRAINING in recipe.plans:
             verdict = classify(gpu, recipe, Mode.TRAINING)
-            out.append({"name": recipe.name, "badge": SUPPORT_BADGE[verdict.support],
-                        "reason": verdict.reason})  # fmt: skip
+            out.append(
+                {
+                    "name": recipe.name,
+                    "badge": SUPPORT_BADGE[verdict.support],
+                    "reason": verdict.reason,
+                }
+            )
     return out
 
 
@@ -94,14 +115,19 @@ def _featured(site: SiteInput, run: ModelRun, path: str) -> list[dict[str, Any]]
             structured = None
         if structured is not None:
             shown.add(structured.anchor)
-        out.append({
-            "info": info, "gemm": gemm.instance, "structured": structured,
-            "shape": {k: units.count(getattr(gemm.instance, k)) for k in ("M", "K", "N")},
-            "speedup": units.speedup(gemm.speedup(recipe)),
-            "versus": units.versus_bf16(gemm.speedup(recipe)),
-            "torchao_speedup": units.speedup(twin.speedup(recipe)),
-            "torchao_best": twin.best, "page": target,
-        })  # fmt: skip
+        out.append(
+            {
+                "info": info,
+                "gemm": gemm.instance,
+                "structured": structured,
+                "shape": {k: units.count(getattr(gemm.instance, k)) for k in ("M", "K", "N")},
+                "speedup": units.speedup(gemm.speedup(recipe)),
+                "versus": units.versus_bf16(gemm.speedup(recipe)),
+                "torchao_speedup": units.speedup(twin.speedup(recipe)),
+                "torchao_best": twin.best,
+                "page": target,
+            }
+        )
     return out
 
 
@@ -111,8 +137,11 @@ def _grouped_links(site: SiteInput, run: ModelRun, path: str) -> list[dict[str, 
     if not run.preset.is_moe:
         return []
     keys = [(run.gpu.name, Mode.TRAINING, r) for r in run.calibrated.recipes]
-    return [{"name": r, "link": rel(site_paths.grouped_result_page(g, mode, r), path)}
-            for g, mode, r in keys if (g, mode, r) in site.atlas.grouped]  # fmt: skip
+    return [
+        {"name": r, "link": rel(site_paths.grouped_result_page(g, mode, r), path)}
+        for g, mode, r in keys
+        if (g, mode, r) in site.atlas.grouped
+    ]
 
 
 def model_gpu(site: SiteInput, run: ModelRun) -> PageOutput:
@@ -125,25 +154,35 @@ def model_gpu(site: SiteInput, run: ModelRun) -> PageOutput:
         "gemms-calibrated": model_rows.gemm_table(run, True),
         "gemms": model_rows.gemm_table(run, False),
     }
-    recipes = [{"name": r, "link": rel(recipe_result_page(run.gpu, Mode.TRAINING, r), path)}
-               for r in run.calibrated.recipes]  # fmt: skip
+    recipes = [
+        {"name": r, "link": rel(recipe_result_page(run.gpu, Mode.TRAINING, r), path)}
+        for r in run.calibrated.recipes
+    ]
     experts = [g.instance.groups for g in run.calibrated.gemms if g.instance.groups > 1]
     out = page(
-        path, "model_gpu.md.j2", list(tables.values()), run=run, preset=run.preset,
+        path,
+        "model_gpu.md.j2",
+        list(tables.values()),
+        run=run,
+        preset=run.preset,
         tokens=units.count(run.tokens),
-        gpu=run.gpu, tables=tables, calibrated=model_rows.headline(run.calibrated),
-        torchao=model_rows.headline(run.torchao), recipes=recipes,
+        gpu=run.gpu,
+        tables=tables,
+        calibrated=model_rows.headline(run.calibrated),
+        torchao=model_rows.headline(run.torchao),
+        recipes=recipes,
         grouped=_grouped_links(site, run, path),
         experts_per_device=sorted(set(experts)),
         exclusions=model_rows.exclusions(run.calibrated.gemms),
-        capabilities=_capabilities(run.gpu), featured=_featured(site, run, path),
+        capabilities=_capabilities(run.gpu),
+        featured=_featured(site, run, path),
         calibration_data=site.atlas.has_calibration_data(run.gpu.name),
         gpu_link=rel(gpu_page(run.gpu), path),
         overview_link=rel(site_paths.model_page(run.preset.name), path),
         index_link=rel(site_paths.models_index(), path),
         equations_link=rel(site_paths.EQUATIONS_PAGE, path),
         methodology_link=rel(f"{GEN}/methodology.md", path),
-    )  # fmt: skip
+    )
     out.charts = [time_chart(run, f"{posixpath.dirname(path)}/img/time.svg")]
     return out
 

@@ -32,21 +32,37 @@ def render(site: SiteInput, recipe: Recipe) -> PageOutput:
     path = recipe_page(recipe.name)
     sections, jobs = [], []
     for mode in recipe.modes:
-        results = [site.atlas.get(g.name, mode, recipe.name, calibrated=True)
-                   for g in site.atlas.gpus]  # fmt: skip
+        results = [
+            site.atlas.get(g.name, mode, recipe.name, calibrated=True) for g in site.atlas.gpus
+        ]
         chart = charts.compare_chart(recipe, mode, results)
         if chart is not None:
             jobs.append(chart)
-        sections.append(ModeSection(
-            mode=mode.value, chart=None if chart is None else rel(chart.path, path),
-            table=rows.recipe_gpus_table(results, path, mode.value, [
-                rows.error_band(site.atlas, g.name, mode, recipe.name) for g in site.atlas.gpus
-            ]),
-            formulas=site.symbolic[(mode.value, recipe.name)],
-            kernels=spec_rows.kernels_table(recipe, mode, f"{mode.value}-kernels"),
-        ))  # fmt: skip
+        sections.append(
+            ModeSection(
+                mode=mode.value,
+                chart=None if chart is None else rel(chart.path, path),
+                table=rows.recipe_gpus_table(
+                    results,
+                    path,
+                    mode.value,
+                    [
+                        rows.error_band(site.atlas, g.name, mode, recipe.name)
+                        for g in site.atlas.gpus
+                    ],
+                ),
+                formulas=site.symbolic[(mode.value, recipe.name)],
+                kernels=spec_rows.kernels_table(recipe, mode, f"{mode.value}-kernels"),
+            )
+        )
     tables = [t for s in sections for t in (s.table, s.kernels)]
-    out = page(path, "recipe.md.j2", tables, recipe=recipe,
-               intro=spec_rows.recipe_intro(recipe), sections=sections)  # fmt: skip
+    out = page(
+        path,
+        "recipe.md.j2",
+        tables,
+        recipe=recipe,
+        intro=spec_rows.recipe_intro(recipe),
+        sections=sections,
+    )
     out.charts = jobs
     return out

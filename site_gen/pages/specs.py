@@ -16,11 +16,21 @@ def render(site: SiteInput) -> PageOutput:
     keys, top = spec_rows.gpu_keys_table(), spec_rows.top_keys_table()
     caps = capability_rows.capability_table(specs, PAGE)
     reasons = capability_rows.reasons_table(specs, PAGE)
-    legend = [(capability_rows.SUPPORT_SYMBOL[s], text)
-              for s, text in capability_rows.SUPPORT_MEANING.items()]  # fmt: skip
+    legend = [
+        (capability_rows.SUPPORT_SYMBOL[s], text)
+        for s, text in capability_rows.SUPPORT_MEANING.items()
+    ]
     side = spec_rows.side_by_side_table(site.atlas.gpus, PAGE)
     return page(
-        PAGE, "specs.md.j2", [keys, top, caps, reasons, side], keys=keys, top=top,
-        cap_table=caps, cap_reasons=reasons, cap_legend=legend, side=side,
-        origin=specs.origin, warnings=[str(w) for w in specs.warnings],
-    )  # fmt: skip
+        PAGE,
+        "specs.md.j2",
+        [keys, top, caps, reasons, side],
+        keys=keys,
+        top=top,
+        cap_table=caps,
+        cap_reasons=reasons,
+        cap_legend=legend,
+        side=side,
+        origin=specs.origin,
+        warnings=[str(w) for w in specs.warnings],
+    )

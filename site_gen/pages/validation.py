@@ -118,28 +118,47 @@ def _set_view(result: SetResult, site_specs: SpecDatabase) -> SetView:
         gpu = safe.link(mset.gpu, rel(gpu_page(site_specs[mset.gpu]), PAGE))
     summed = tuple(
         (point_name(p.point), " + ".join(shape_text(s) for s in p.point.shapes))
-        for p in result.points if len(p.point.shapes) > 1
-    )  # fmt: skip
+        for p in result.points
+        if len(p.point.shapes) > 1
+    )
     t, c = vr.TORCHAO, vr.CALIBRATED
     errors = {
-        "mean_t": vr.percent(result.mean_error(t)), "mean_c": vr.percent(result.mean_error(c)),
+        "mean_t": vr.percent(result.mean_error(t)),
+        "mean_c": vr.percent(result.mean_error(c)),
         "worst_t": vr.signed_percent(result.worst_error(t)),
         "worst_c": vr.signed_percent(result.worst_error(c)),
-    }  # fmt: skip
+    }
     quantity = vr.QUANTITY_TEXT[mset.quantity]
-    alt = (f"Chart of {quantity} for set {mset.id} on {mset.gpu}: the measured values, "
-           f"torchao's model and the calibrated model for each point")  # fmt: skip
+    alt = (
+        f"Chart of {quantity} for set {mset.id} on {mset.gpu}: the measured values, "
+        f"torchao's model and the calibrated model for each point"
+    )
     return SetView(
-        anchor=mset.id, title=mset.title, role=mset.role.value, role_text=vr.ROLE_TEXT[mset.role],
-        gpu=gpu, recipe=safe.link(mset.recipe, rel(recipe_page(mset.recipe), PAGE)),
-        mode=mset.mode.value, fusion="on" if mset.fusion else "off",
-        region=vr.REGION_TEXT[mset.timed_region], quantity=quantity, terms=mset.terms,
-        summed=summed, errors=errors, scored=result.scored, threshold=vr.threshold_text(result),
-        verdict=vr.verdict(result), goal="" if result.goal is None else vr.percent(result.goal),
-        against_goal=vr.goal_text(result), set=mset, source=_source(mset.source.url),
-        table=vr.set_table(result), chart=f"validation/img/{mset.id}.svg", alt=alt,
+        anchor=mset.id,
+        title=mset.title,
+        role=mset.role.value,
+        role_text=vr.ROLE_TEXT[mset.role],
+        gpu=gpu,
+        recipe=safe.link(mset.recipe, rel(recipe_page(mset.recipe), PAGE)),
+        mode=mset.mode.value,
+        fusion="on" if mset.fusion else "off",
+        region=vr.REGION_TEXT[mset.timed_region],
+        quantity=quantity,
+        terms=mset.terms,
+        summed=summed,
+        errors=errors,
+        scored=result.scored,
+        threshold=vr.threshold_text(result),
+        verdict=vr.verdict(result),
+        goal="" if result.goal is None else vr.percent(result.goal),
+        against_goal=vr.goal_text(result),
+        set=mset,
+        source=_source(mset.source.url),
+        table=vr.set_table(result),
+        chart=f"validation/img/{mset.id}.svg",
+        alt=alt,
         log2_m=x_axis([p.point for p in result.points]).log2_m,
-    )  # fmt: skip
+    )
 
 
 def _reading(report: ValidationReport) -> dict[str, Any]:
@@ -150,10 +169,12 @@ def _reading(report: ValidationReport) -> dict[str, Any]:
     for role in (SetRole.HOLDOUT, SetRole.FIT, SetRole.CONTEXT):
         points = vr.points_of(vr.of_role(report, role))
         out[role.value] = {
-            "sets": len(vr.of_role(report, role)), "points": len(points),
-            "t": vr.percent(mean_abs_error(points, t)), "c": vr.percent(mean_abs_error(points, c)),
+            "sets": len(vr.of_role(report, role)),
+            "points": len(points),
+            "t": vr.percent(mean_abs_error(points, t)),
+            "c": vr.percent(mean_abs_error(points, c)),
             "worst_c": vr.signed_percent(worst_error(points, c)),
-        }  # fmt: skip
+        }
     small = [p for p in vr.points_of(scored) if vr.small(p)]
     large = [p for p in vr.points_of(scored) if not vr.small(p)]
     if small and large:
@@ -216,36 +237,54 @@ def _cv_tables(bands: ErrorBands) -> dict[str, Table]:
 
     sources = sorted(bands.sources.items(), key=lambda kv: -kv[1])
     source_rows = [
-        (_source(url, short=True), vr.percent(cv),
-         vr.percent(bands.sources_torchao.get(url, math.nan)))
+        (
+            _source(url, short=True),
+            vr.percent(cv),
+            vr.percent(bands.sources_torchao.get(url, math.nan)),
+        )
         for url, cv in sources
     ]
     return {
         "sources": Table(
             ("source (left out)", "calibrated, CV", "torchao"),
-            source_rows, ("---", "--:", "--:"), name="cv-by-source",
+            source_rows,
+            ("---", "--:", "--:"),
+            name="cv-by-source",
         ),
         "gpus": grouped("cv-by-gpu", "GPU", dict(bands.gpus)),
         "families": grouped("cv-by-gpu-family", "GPU family", dict(bands.families)),
         "recipes": grouped("cv-by-recipe-family", "recipe family", dict(bands.recipe_families)),
         "sizes": Table(
             ("largest GEMM of the point", "points", "calibrated, CV", "torchao"),
-            [(size, str(bands.size_points.get(size, 0)), vr.percent(cv),
-              vr.percent(bands.sizes_torchao.get(size, math.nan)))
-             for size, cv in _by_size(bands.sizes).items()],
-            ("---", "--:", "--:", "--:"), name="cv-by-size",
+            [
+                (
+                    size,
+                    str(bands.size_points.get(size, 0)),
+                    vr.percent(cv),
+                    vr.percent(bands.sizes_torchao.get(size, math.nan)),
+                )
+                for size, cv in _by_size(bands.sizes).items()
+            ],
+            ("---", "--:", "--:", "--:"),
+            name="cv-by-size",
         ),
-    }  # fmt: skip
+    }
 
 
 def _own_cv_table(calibration: CalibrationData) -> Table:
     """The cross-validated error of each GPU its owner measured and refit, as the
     calibration file records it (``[gpu.cv]``): the band that GPU's pages show."""
     rows = [
-        (gpu, vr.percent(cv.mean_error), str(cv.points), str(cv.shapes), cv.method,
-         set_links(cv.sets, ""))
+        (
+            gpu,
+            vr.percent(cv.mean_error),
+            str(cv.points),
+            str(cv.shapes),
+            cv.method,
+            set_links(cv.sets, ""),
+        )
         for gpu, cv in calibration.cv.items()
-    ]  # fmt: skip
+    ]
     header = ("GPU", "CV mean error", "points", "distinct shapes", "folds", "sets")
     return Table(header, rows, ("---", "--:", "--:", "--:", "---", "---"), name="cv-own-fit")
 
@@ -261,10 +300,12 @@ def _size_chart(bands: ErrorBands) -> PlotJob | None:
     if not sizes:
         return None
     return cv_size_chart(
-        list(sizes), list(sizes.values()),
+        list(sizes),
+        list(sizes.values()),
         [bands.sizes_torchao.get(b, math.nan) for b in sizes],
-        [bands.size_points.get(b, 0) for b in sizes], SIZE_CHART,
-    )  # fmt: skip
+        [bands.size_points.get(b, 0) for b in sizes],
+        SIZE_CHART,
+    )
 
 
 def render(site: SiteInput) -> PageOutput:
@@ -281,13 +322,21 @@ def render_with(site: SiteInput, data: ValidationData) -> PageOutput:
         (role, HEADINGS[role], [views[r.set.id] for r in vr.of_role(report, role)])
         for role in vr.ROLE_ORDER
     ]
-    summary = {"overall": vr.overall_table(report), "regions": vr.region_table(report),
-               "sets": vr.sets_table(report.sets)}  # fmt: skip
+    summary = {
+        "overall": vr.overall_table(report),
+        "regions": vr.region_table(report),
+        "sets": vr.sets_table(report.sets),
+    }
     parameters = {**_parameters(site), "weak": _weak_table(data.support)}
     cv = _cv_tables(bands)
     own_cv = _own_cv_table(calibration)
-    tables = [*cv.values(), *([own_cv] if own_cv.rows else []), *summary.values(),
-              *(v.table for v in views.values()), *parameters.values()]  # fmt: skip
+    tables = [
+        *cv.values(),
+        *([own_cv] if own_cv.rows else []),
+        *summary.values(),
+        *(v.table for v in views.values()),
+        *parameters.values(),
+    ]
     worst = max(bands.sources.items(), key=lambda kv: kv[1], default=None)
     headline = {
         "cv": vr.percent(bands.overall),
@@ -299,15 +348,25 @@ def render_with(site: SiteInput, data: ValidationData) -> PageOutput:
         "goals": {role.value: vr.percent(goal) for role, goal in GOALS.items()},
     }
     out = page(
-        PAGE, "validation.md.j2", tables, cv=cv, headline=headline, summary=summary,
-        groups=groups, own_cv=own_cv if own_cv.rows else None,
+        PAGE,
+        "validation.md.j2",
+        tables,
+        cv=cv,
+        headline=headline,
+        summary=summary,
+        groups=groups,
+        own_cv=own_cv if own_cv.rows else None,
         calibration_origin=Path(calibration.origin).name,
-        reading=_reading(report), parameters=parameters,
-        fallback=specs is not site.atlas.specs, site_origin=site.atlas.specs.origin,
-        used_origin=specs.origin, methodology=rel(f"{GEN}/methodology.md", PAGE),
-        chart_px=WIDTH_PX, size_chart=rel(SIZE_CHART, PAGE) if bands.sizes else None,
+        reading=_reading(report),
+        parameters=parameters,
+        fallback=specs is not site.atlas.specs,
+        site_origin=site.atlas.specs.origin,
+        used_origin=specs.origin,
+        methodology=rel(f"{GEN}/methodology.md", PAGE),
+        chart_px=WIDTH_PX,
+        size_chart=rel(SIZE_CHART, PAGE) if bands.sizes else None,
         size_chart_px=SIZE_WIDTH_PX,
-    )  # fmt: skip
+    )
     out.charts = [validation_chart(r, f"{IMG_DIR}/{r.set.id}.svg") for r in report.sets]
     size_chart = _size_chart(bands)
     if size_chart is not None:

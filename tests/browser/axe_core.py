@@ -23,9 +23,7 @@ from site_gen.output.assets import (
 
 AXE_VERSION = "4.14.1"
 #: ``dist.integrity`` of axe-core@4.14.1 on registry.npmjs.org.
-AXE_INTEGRITY = (
-    "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ=="
-)  # fmt: skip
+AXE_INTEGRITY = "sha512-FHfa+lmNjQZfJz1q8wKqIDwC6DExcHt/pkjNQb09a3NPjCKg2rhu5qb2S4r76ASyFNNtuFooJpZe37OgudVGtQ=="
 
 
 def _fetch(tarball: Path) -> None:
@@ -71,10 +69,18 @@ def axe_violations(page, impacts: tuple[str, ...] = ("serious", "critical")) -> 
         page.add_script_tag(path=str(axe_script()))
     result = page.evaluate(
         "tags => axe.run(document, {runOnly: {type: 'tag', values: tags}, resultTypes: "
-        "['violations']})", WCAG_TAGS)  # fmt: skip
+        "['violations']})",
+        WCAG_TAGS,
+    )
     return [
-        {"id": v["id"], "impact": v["impact"], "help": v["help"], "count": len(v["nodes"]),
-         "nodes": [" ".join(n["target"]) for n in v["nodes"][:5]],
-         "summary": v["nodes"][0].get("failureSummary", "")[:300]}
-        for v in result["violations"] if v["impact"] in impacts
-    ]  # fmt: skip
+        {
+            "id": v["id"],
+            "impact": v["impact"],
+            "help": v["help"],
+            "count": len(v["nodes"]),
+            "nodes": [" ".join(n["target"]) for n in v["nodes"][:5]],
+            "summary": v["nodes"][0].get("failureSummary", "")[:300],
+        }
+        for v in result["violations"]
+        if v["impact"] in impacts
+    ]

@@ -23,14 +23,18 @@ def require_katex() -> None:
 def make_root(tmp: Path) -> Path:
     """A build root in ``tmp``: copies of mkdocs.yml and the hand-written docs."""
     root = tmp / "root"
-    shutil.copytree(ROOT / "docs", root / "docs",
-                    ignore=shutil.ignore_patterns("generated", ".generated*", "__pycache__"))
+    shutil.copytree(
+        ROOT / "docs",
+        root / "docs",
+        ignore=shutil.ignore_patterns("generated", ".generated*", "__pycache__"),
+    )
     shutil.copy2(ROOT / "mkdocs.yml", root / "mkdocs.yml")
     return root
 
 
-def build_small_site(tmp: Path, specs: Path = SMALL_SPECS, cache_enabled: bool = False
-                     ) -> tuple[Path, dict[str, float]]:  # fmt: skip
+def build_small_site(
+    tmp: Path, specs: Path = SMALL_SPECS, cache_enabled: bool = False
+) -> tuple[Path, dict[str, float]]:
     """Build the small site in ``tmp`` (its own root, site folder and build cache)."""
     from site_gen.build import build
     from site_gen.cache import BuildCache

@@ -40,14 +40,21 @@ from roofline.recipes import Mode, get_recipe
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent "
-                       "(apt-get install -y chromium); .ci/run installs it"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="/usr/bin/chromium is absent (apt-get install -y chromium); .ci/run installs it",
+    ),
 ]
 
 SPECS = load_specs(SMALL_SPECS)
 GPUS = list(SPECS)
-DEFAULT = {"gpu": GPUS[0], "mode": "training", "recipe": "rowwise", "fusion": False,
-           "shape": (8192, 4096, 4096)}  # data.js's defaults for the small spec file  # fmt: skip
+DEFAULT = {
+    "gpu": GPUS[0],
+    "mode": "training",
+    "recipe": "rowwise",
+    "fusion": False,
+    "shape": (8192, 4096, 4096),
+}  # data.js's defaults for the small spec file
 ALERT = ".ra-calc .ra-calc-error"
 CALIBRATED_CHOICES = ["0", "1", "false", "true"]
 SPEEDUP = "r_fp8_gemm_and_ovhd_spdp"
@@ -55,23 +62,50 @@ SPEEDUP = "r_fp8_gemm_and_ovhd_spdp"
 # A few points besides the random ones: latency-dominated small shapes, fp4 (its own fixed
 # latency), a fused-away kernel (tensorwise training with fusion), both GPUs.
 EXTRA = [
-    {"gpu": "Test B200", "mode": "inference", "recipe": "nvfp4", "fusion": False,
-     "shape": (16, 1024, 1024)},
-    {"gpu": "Test B200", "mode": "inference", "recipe": "mxfp8_cublas", "fusion": True,
-     "shape": (1024, 1024, 1024)},
-    {"gpu": "Test H100", "mode": "training", "recipe": "tensorwise", "fusion": True,
-     "shape": (4096, 8192, 8192)},
-    {"gpu": "Test B200", "mode": "training", "recipe": "mxfp8_cublas", "fusion": False,
-     "shape": (128, 128, 128)},
-]  # fmt: skip
+    {
+        "gpu": "Test B200",
+        "mode": "inference",
+        "recipe": "nvfp4",
+        "fusion": False,
+        "shape": (16, 1024, 1024),
+    },
+    {
+        "gpu": "Test B200",
+        "mode": "inference",
+        "recipe": "mxfp8_cublas",
+        "fusion": True,
+        "shape": (1024, 1024, 1024),
+    },
+    {
+        "gpu": "Test H100",
+        "mode": "training",
+        "recipe": "tensorwise",
+        "fusion": True,
+        "shape": (4096, 8192, 8192),
+    },
+    {
+        "gpu": "Test B200",
+        "mode": "training",
+        "recipe": "mxfp8_cublas",
+        "fusion": False,
+        "shape": (128, 128, 128),
+    },
+]
 
 
 def _columns(case: dict, calibrated: bool) -> dict[str, float]:
     """``roofline.evaluate``'s columns for ``case`` (the small spec file)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = evaluate(case["gpu"], case["mode"], case["recipe"], *case["shape"],
-                       fusion=case["fusion"], specs=SPECS, calibrated=calibrated)  # fmt: skip
+        out = evaluate(
+            case["gpu"],
+            case["mode"],
+            case["recipe"],
+            *case["shape"],
+            fusion=case["fusion"],
+            specs=SPECS,
+            calibrated=calibrated,
+        )
     return {k: float(v) for k, v in out.items()}
 
 
@@ -133,14 +167,20 @@ def test_overrides_reach_both_models(session: Session) -> None:  # noqa: F811
     case = {**DEFAULT, "gpu": "Test B200", "recipe": "mxfp8_cublas"}
     spec = SPECS[case["gpu"]]
     peak, efficiency = spec.fp8_peak_tops * 0.6, 0.5
-    session.open(CALCULATOR + _query(case) + f"&calibrated=1&fp8_peak_tops={peak!r}"
-                 f"&pct_achievable_gemm_tops={efficiency}")  # fmt: skip
+    session.open(
+        CALCULATOR + _query(case) + f"&calibrated=1&fp8_peak_tops={peak!r}"
+        f"&pct_achievable_gemm_tops={efficiency}"
+    )
     changed = dataclasses.replace(spec, fp8_peak_tops=peak, pct_achievable_gemm_tops=efficiency)
     mode, recipe = Mode.parse(case["mode"]), get_recipe(case["recipe"], case["mode"])
     # The GPU's own calibration, with the overridden figures (as the page computes it).
     calibration = calibration_of(spec, SPECS)
-    want = {k: float(v) for k, v in evaluate_columns(
-        changed, mode, recipe, *case["shape"], calibration=calibration).items()}  # fmt: skip
+    want = {
+        k: float(v)
+        for k, v in evaluate_columns(
+            changed, mode, recipe, *case["shape"], calibration=calibration
+        ).items()
+    }
     _assert_close(_read_columns(page), want, case)
     assert want[SPEEDUP] != pytest.approx(_columns(case, calibrated=True)[SPEEDUP], rel=1e-6)
     torchao = float(evaluate_columns(changed, mode, recipe, *case["shape"])[SPEEDUP])
@@ -172,9 +212,11 @@ def test_breakdown_marks_latency_bound_kernels(session: Session) -> None:  # noq
     def bounds(query: str) -> dict[str, str]:
         session.open(CALCULATOR + query + "&calibrated=1")
         page.wait_for_selector("[data-bound]")
-        rows = page.evaluate("Array.from(document.querySelectorAll('.ra-calc-breakdown tbody tr'))"
-                             ".map(r => [r.querySelector('[data-term]').dataset.term,"
-                             " r.querySelector('[data-bound]').dataset.bound])")  # fmt: skip
+        rows = page.evaluate(
+            "Array.from(document.querySelectorAll('.ra-calc-breakdown tbody tr'))"
+            ".map(r => [r.querySelector('[data-term]').dataset.term,"
+            " r.querySelector('[data-bound]').dataset.bound])"
+        )
         return dict(rows)
 
     small = bounds("?gpu=Test%20B200&recipe=mxfp8_cublas&M=128&K=128&N=128")
@@ -191,8 +233,9 @@ def test_breakdown_marks_latency_bound_kernels(session: Session) -> None:  # noq
 
 def _unknown_calibrated(name: str) -> str:
     """The CLI's unknown-name message without its "did you mean" (the page has none)."""
-    return re.sub(r"\. Did you mean .*\?$", "", str(unknown("calibrated", name,
-                                                            CALIBRATED_CHOICES)))  # fmt: skip
+    return re.sub(
+        r"\. Did you mean .*\?$", "", str(unknown("calibrated", name, CALIBRATED_CHOICES))
+    )
 
 
 CASES: dict[str, list[tuple[str, str]]] = {
@@ -201,12 +244,14 @@ CASES: dict[str, list[tuple[str, str]]] = {
     "calibrated=2": [("calibrated", _unknown_calibrated("2"))],
     "calibrated=tru": [("calibrated", _unknown_calibrated("tru"))],
     "calibrated=" + quote("<img src=x onerror=alert(1)>"): [
-        ("calibrated", _unknown_calibrated("<img src=x onerror=alert(1)>"))],
+        ("calibrated", _unknown_calibrated("<img src=x onerror=alert(1)>"))
+    ],
     "calibrated=" + quote("\u202e1\n"): [("calibrated", _unknown_calibrated("\u202e1"))],
     "fusion=toString&calibrated=valueOf": [
         ("fusion", str(unknown("fusion", "toString", CALIBRATED_CHOICES))),
-        ("calibrated", _unknown_calibrated("valueOf"))],
-}  # fmt: skip
+        ("calibrated", _unknown_calibrated("valueOf")),
+    ],
+}
 
 
 @pytest.fixture()
@@ -232,8 +277,10 @@ def test_bad_calibrated_value_is_reported_and_ignored(watched, query: str) -> No
     alert = page.locator(ALERT)
     alert.wait_for(state="visible")
     assert alert.get_attribute("role") == "alert"
-    lines = page.evaluate(f"Array.from(document.querySelectorAll('{ALERT} p[data-param]'))"
-                          ".map(p => [p.dataset.param, p.textContent])")  # fmt: skip
+    lines = page.evaluate(
+        f"Array.from(document.querySelectorAll('{ALERT} p[data-param]'))"
+        ".map(p => [p.dataset.param, p.textContent])"
+    )
     assert [tuple(line) for line in lines] == CASES[query]
     page.wait_for_timeout(100)  # an onerror handler would have fired by now
     assert dialogs == []
@@ -248,9 +295,13 @@ def test_bad_calibrated_value_is_reported_and_ignored(watched, query: str) -> No
 def test_valid_calibrated_values_raise_no_alert(watched) -> None:
     watcher, dialogs = watched
     page = watcher.page
-    for query, on in (("calibrated=TRUE", True), ("calibrated=%201%20", True),
-                      ("calibrated=false", False), ("calibrated=0", False),
-                      ("calibrated=", False)):  # fmt: skip
+    for query, on in (
+        ("calibrated=TRUE", True),
+        ("calibrated=%201%20", True),
+        ("calibrated=false", False),
+        ("calibrated=0", False),
+        ("calibrated=", False),
+    ):
         watcher.open(CALCULATOR + "?" + query)
         page.wait_for_selector("[data-column]")
         assert page.locator(ALERT).count() == 0, query
@@ -286,9 +337,12 @@ def test_widget_that_starts_calibrated_writes_calibrated_0(session: Session) -> 
 
 @pytest.mark.parametrize(
     ("gpu", "mode", "recipe"),
-    [("Test B200", "training", "mxfp8_cublas"), ("Test H100", "inference", "rowwise"),
-     ("Test B200", "inference", "nvfp4")],
-)  # fmt: skip
+    [
+        ("Test B200", "training", "mxfp8_cublas"),
+        ("Test H100", "inference", "rowwise"),
+        ("Test B200", "inference", "nvfp4"),
+    ],
+)
 def test_calibrated_speedup_carries_the_python_error_band(session, gpu, mode, recipe) -> None:  # noqa: F811
     """The band the page gives is roofline.analysis.error_bands.model_band's for the same model."""
     from roofline.analysis.error_bands import model_band

@@ -47,26 +47,68 @@ pytestmark = [
 
 SPECS = load_specs(SMALL_SPECS)
 MODELS = load_models()
-DEFAULT = {"gpu": next(iter(SPECS)), "mode": "training", "recipe": "rowwise", "fusion": False,
-           "shape": (8192, 4096, 4096), "groups": None}  # data.js's defaults  # fmt: skip
+DEFAULT = {
+    "gpu": next(iter(SPECS)),
+    "mode": "training",
+    "recipe": "rowwise",
+    "fusion": False,
+    "shape": (8192, 4096, 4096),
+    "groups": None,
+}  # data.js's defaults
 ALERT = ".ra-calc .ra-calc-error"
 
 # Grouped layers: MoE-like shapes, block-scaled recipes (scale rearrangements), fp4, a
 # fused model, a recipe without a grouped kernel (hypothetical), and G = 1 (dense).
 CASES = [
-    {"gpu": "Test B200", "mode": "training", "recipe": "mxfp8_cublas", "fusion": False,
-     "shape": (65536, 7168, 2048), "groups": 32},
-    {"gpu": "Test H100", "mode": "training", "recipe": "rowwise", "fusion": True,
-     "shape": (16384, 4096, 1536), "groups": 8},
-    {"gpu": "Test B200", "mode": "inference", "recipe": "nvfp4", "fusion": False,
-     "shape": (4096, 2048, 7168), "groups": 64},
-    {"gpu": "Test B200", "mode": "training", "recipe": "nvfp4", "fusion": False,
-     "shape": (32768, 2880, 2880), "groups": 128},
-    {"gpu": "Test B200", "mode": "training", "recipe": "blockwise", "fusion": False,
-     "shape": (8192, 4096, 4096), "groups": 16},
-    {"gpu": "Test H100", "mode": "training", "recipe": "tensorwise", "fusion": False,
-     "shape": (8192, 4096, 4096), "groups": 1},
-]  # fmt: skip
+    {
+        "gpu": "Test B200",
+        "mode": "training",
+        "recipe": "mxfp8_cublas",
+        "fusion": False,
+        "shape": (65536, 7168, 2048),
+        "groups": 32,
+    },
+    {
+        "gpu": "Test H100",
+        "mode": "training",
+        "recipe": "rowwise",
+        "fusion": True,
+        "shape": (16384, 4096, 1536),
+        "groups": 8,
+    },
+    {
+        "gpu": "Test B200",
+        "mode": "inference",
+        "recipe": "nvfp4",
+        "fusion": False,
+        "shape": (4096, 2048, 7168),
+        "groups": 64,
+    },
+    {
+        "gpu": "Test B200",
+        "mode": "training",
+        "recipe": "nvfp4",
+        "fusion": False,
+        "shape": (32768, 2880, 2880),
+        "groups": 128,
+    },
+    {
+        "gpu": "Test B200",
+        "mode": "training",
+        "recipe": "blockwise",
+        "fusion": False,
+        "shape": (8192, 4096, 4096),
+        "groups": 16,
+    },
+    {
+        "gpu": "Test H100",
+        "mode": "training",
+        "recipe": "tensorwise",
+        "fusion": False,
+        "shape": (8192, 4096, 4096),
+        "groups": 1,
+    },
+]
 
 
 def _grouped_query(case: dict, calibrated: bool = False) -> str:
@@ -78,27 +120,44 @@ def _columns(case: dict, calibrated: bool) -> dict[str, float]:
     """``roofline.evaluate``'s columns for ``case`` (``groups=G``; None: dense)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = evaluate(case["gpu"], case["mode"], case["recipe"], *case["shape"],
-                       fusion=case["fusion"], specs=SPECS, calibrated=calibrated,
-                       groups=case["groups"])  # fmt: skip
+        out = evaluate(
+            case["gpu"],
+            case["mode"],
+            case["recipe"],
+            *case["shape"],
+            fusion=case["fusion"],
+            specs=SPECS,
+            calibrated=calibrated,
+            groups=case["groups"],
+        )
     return {k: float(v) for k, v in out.items()}
 
 
 def _terms(case: dict, calibrated: bool) -> dict[str, float]:
     spec = SPECS[case["gpu"]]
     calibration = calibration_of(spec, SPECS) if calibrated else None
-    out = evaluate_terms(spec, case["mode"], case["recipe"], *case["shape"],
-                         fusion=case["fusion"], calibration=calibration,
-                         groups=case["groups"])  # fmt: skip
+    out = evaluate_terms(
+        spec,
+        case["mode"],
+        case["recipe"],
+        *case["shape"],
+        fusion=case["fusion"],
+        calibration=calibration,
+        groups=case["groups"],
+    )
     return {k: float(v) for k, v in out.items()}
 
 
 def _read_terms(page) -> dict[str, float]:
     page.wait_for_selector("[data-term]")
-    return {k: float(v) for k, v in page.evaluate(
-        "Array.from(document.querySelectorAll('.ra-calc [data-term]'))"
-        ".filter(e => !e.dataset.term.includes('#'))"
-        ".map(e => [e.dataset.term, e.dataset.value])")}  # fmt: skip
+    return {
+        k: float(v)
+        for k, v in page.evaluate(
+            "Array.from(document.querySelectorAll('.ra-calc [data-term]'))"
+            ".filter(e => !e.dataset.term.includes('#'))"
+            ".map(e => [e.dataset.term, e.dataset.value])"
+        )
+    }
 
 
 def _assert_page(page, case: dict, calibrated: bool) -> None:
@@ -184,9 +243,13 @@ def test_preset_picker_fills_gemm_instances(session: Session) -> None:  # noqa: 
     )
     assert labels[1:] == MODELS.names()
     checked = 0
-    for name, tokens, ep in (("deepseek-v3", 4096, 8), ("qwen3-30b-a3b", 16384, 1),
-                             ("gpt-oss-120b", 2048, 32), ("llama3.1-8b", 8192, 1),
-                             ("llama4-scout", 1024, 16)):  # fmt: skip
+    for name, tokens, ep in (
+        ("deepseek-v3", 4096, 8),
+        ("qwen3-30b-a3b", 16384, 1),
+        ("gpt-oss-120b", 2048, 32),
+        ("llama3.1-8b", 8192, 1),
+        ("llama4-scout", 1024, 16),
+    ):
         preset = MODELS.get(name)
         instances = preset.gemm_instances(tokens, ep)
         for index, gemm in enumerate(instances):
@@ -210,8 +273,14 @@ def test_preset_picker_fills_gemm_instances(session: Session) -> None:  # noqa: 
     index = next(i for i, g in enumerate(instance) if g.name == "expert_down_proj")
     _choose(page, "deepseek-v3", index, 4096, 8)
     gemm = instance[index]
-    case = {"gpu": "Test B200", "mode": "training", "recipe": "mxfp8_cublas", "fusion": False,
-            "shape": (gemm.M, gemm.K, gemm.N), "groups": gemm.groups}  # fmt: skip
+    case = {
+        "gpu": "Test B200",
+        "mode": "training",
+        "recipe": "mxfp8_cublas",
+        "fusion": False,
+        "shape": (gemm.M, gemm.K, gemm.N),
+        "groups": gemm.groups,
+    }
     _assert_page(page, case, calibrated=False)
     note = page.inner_text(".ra-calc [data-role=preset-note]")
     assert "moe_layers.expert_down_proj" in note and f"{gemm.count}× per step" in note
@@ -231,11 +300,19 @@ def _tokens_message(name: str, tokens) -> str:
 @pytest.mark.parametrize(
     ("typed", "value"),
     # digits only, as the CLI's --tokens: "-5", "1.5" and "1e30" are quoted as typed
-    [("0", 0), ("-5", "-5"), ("1.5", "1.5"), ("1e30", "1e30"), ("2147483648", 2147483648),
-     ("abc", "abc"), ("0x10", "0x10"), ("__proto__", "__proto__"),
-     ("<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>"),
-     ("300000000", 300000000)],  # deepseek-v3 routes 8 rows a token: past the limit
-)  # fmt: skip
+    [
+        ("0", 0),
+        ("-5", "-5"),
+        ("1.5", "1.5"),
+        ("1e30", "1e30"),
+        ("2147483648", 2147483648),
+        ("abc", "abc"),
+        ("0x10", "0x10"),
+        ("__proto__", "__proto__"),
+        ("<img src=x onerror=alert(1)>", "<img src=x onerror=alert(1)>"),
+        ("300000000", 300000000),
+    ],  # deepseek-v3 routes 8 rows a token: past the limit
+)
 def test_refused_tokens_are_reported_and_fill_nothing(
     session: Session,  # noqa: F811
     typed: str,
@@ -281,8 +358,11 @@ def test_hostile_preset_names_are_shown_as_text(session: Session) -> None:  # no
         "'.ra-calc select[name=preset_model] option')).map(o => o.text)"
     )
     assert hostile in options
-    router = next(i for i, g in enumerate(MODELS.get("deepseek-v3").gemm_instances(1))
-                  if g.name == "router" and g.block == "moe_layers")  # fmt: skip
+    router = next(
+        i
+        for i, g in enumerate(MODELS.get("deepseek-v3").gemm_instances(1))
+        if g.name == "router" and g.block == "moe_layers"
+    )
     _choose(page, "deepseek-v3", router, 1024)
     assert page.inner_text(".ra-calc [data-role=preset-note]").startswith(hostile)
     page.wait_for_timeout(100)
@@ -317,11 +397,11 @@ HOSTILE_G: dict[str, list[tuple[str, str]]] = {
     "G=Infinity": [("G", _g_message("Infinity"))],
     "G=__proto__": [("G", _g_message("__proto__"))],
     "G=" + quote("<img src=x onerror=alert(1)>"): [
-        ("G", _g_message("<img src=x onerror=alert(1)>"))],
+        ("G", _g_message("<img src=x onerror=alert(1)>"))
+    ],
     "G=" + quote("8\u202e\n"): [("G", _g_message("8\u202e"))],
-    "M=0&G=constructor": [("M", _g_message(0, "M")),
-                          ("G", _g_message("constructor"))],
-}  # fmt: skip
+    "M=0&G=constructor": [("M", _g_message(0, "M")), ("G", _g_message("constructor"))],
+}
 
 
 @pytest.fixture()
@@ -347,8 +427,10 @@ def test_bad_g_is_reported_and_ignored(watched, query: str) -> None:
     alert = page.locator(ALERT)
     alert.wait_for(state="visible")
     assert alert.get_attribute("role") == "alert"
-    lines = page.evaluate(f"Array.from(document.querySelectorAll('{ALERT} p[data-param]'))"
-                          ".map(p => [p.dataset.param, p.textContent])")  # fmt: skip
+    lines = page.evaluate(
+        f"Array.from(document.querySelectorAll('{ALERT} p[data-param]'))"
+        ".map(p => [p.dataset.param, p.textContent])"
+    )
     assert [tuple(line) for line in lines] == HOSTILE_G[query]
     page.wait_for_timeout(100)  # an onerror handler would have fired by now
     assert dialogs == []
@@ -380,8 +462,7 @@ def test_valid_g_values_raise_no_alert(watched) -> None:
     watcher, _ = watched
     page = watcher.page
     # G = M (one token per expert) is the largest G the CLI accepts at the default M
-    for query, groups in (("G=1", 1), ("G=%208%20", 8), ("G=", 1), ("G=16", 16),
-                          ("G=8192", 8192)):  # fmt: skip
+    for query, groups in (("G=1", 1), ("G=%208%20", 8), ("G=", 1), ("G=16", 16), ("G=8192", 8192)):
         watcher.open(CALCULATOR + "?" + query)
         page.wait_for_selector("[data-column]")
         assert page.locator(ALERT).count() == 0, query
@@ -395,8 +476,11 @@ def test_grouped_preset_screenshot(session: Session) -> None:  # noqa: F811
     page = session.page
     session.open(CALCULATOR + "?gpu=Test%20B200&recipe=mxfp8_cublas&calibrated=1")
     page.wait_for_selector("[data-column]")
-    index = next(i for i, g in enumerate(MODELS.get("deepseek-v3").gemm_instances(1))
-                 if g.name == "expert_gate_proj")  # fmt: skip
+    index = next(
+        i
+        for i, g in enumerate(MODELS.get("deepseek-v3").gemm_instances(1))
+        if g.name == "expert_gate_proj"
+    )
     _choose(page, "deepseek-v3", index, 4096, 8)
     page.wait_for_selector("[data-term^='rearrange.']")
     ARTIFACTS.mkdir(exist_ok=True)
@@ -412,8 +496,11 @@ def test_widget_that_starts_grouped_writes_g_1(session: Session) -> None:  # noq
     def starts_grouped(route) -> None:
         # Unconditionally: a page this browser has seen is revalidated, and a 304 has no
         # body to rewrite (the test then sees the page without data-groups).
-        headers = {k: v for k, v in route.request.headers.items()
-                   if k.lower() not in ("if-modified-since", "if-none-match")}  # fmt: skip
+        headers = {
+            k: v
+            for k, v in route.request.headers.items()
+            if k.lower() not in ("if-modified-since", "if-none-match")
+        }
         response = route.fetch(headers=headers)
         body = response.text().replace('class="ra-calc" ', 'class="ra-calc" data-groups="8" ')
         route.fulfill(response=response, body=body)

@@ -35,13 +35,20 @@ from roofline.symbols import HARDWARE_SYMBOLS
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent "
-                       "(apt-get install -y chromium); .ci/run installs it"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="/usr/bin/chromium is absent (apt-get install -y chromium); .ci/run installs it",
+    ),
 ]
 
 GPUS = list(load_specs(SMALL_SPECS))
-DEFAULT = {"gpu": GPUS[0], "mode": "training", "recipe": "rowwise", "fusion": False,
-           "shape": (8192, 4096, 4096)}  # data.js's defaults for the small spec file  # fmt: skip
+DEFAULT = {
+    "gpu": GPUS[0],
+    "mode": "training",
+    "recipe": "rowwise",
+    "fusion": False,
+    "shape": (8192, 4096, 4096),
+}  # data.js's defaults for the small spec file
 ALERT = ".ra-calc .ra-calc-error"
 
 
@@ -72,30 +79,36 @@ CASES: dict[str, list[tuple[str, str]]] = {
     "gpu=nope": [("gpu", _unknown_gpu("nope"))],
     "recipe=constructor": [("recipe", _message(get_recipe, "constructor", "training"))],
     "gpu=" + quote("<img src=x onerror=alert(1)>"): [
-        ("gpu", _unknown_gpu("<img src=x onerror=alert(1)>"))],
+        ("gpu", _unknown_gpu("<img src=x onerror=alert(1)>"))
+    ],
     "M=1e30": [("M", _message(as_shape_array, "M", "1e30"))],  # digits only, as the CLI
     "bf16_peak_tops=-1": [("bf16_peak_tops", _range_message("bf16_peak_tops", "-1"))],
-    "bf16_peak_tops=Infinity": [
-        ("bf16_peak_tops", _range_message("bf16_peak_tops", "'Infinity'"))],
+    "bf16_peak_tops=Infinity": [("bf16_peak_tops", _range_message("bf16_peak_tops", "'Infinity'"))],
     "pct_achievable_mem_bw=2": [
-        ("pct_achievable_mem_bw", _range_message("pct_achievable_mem_bw", "2"))],
+        ("pct_achievable_mem_bw", _range_message("pct_achievable_mem_bw", "2"))
+    ],
     # More of the same family: other Object.prototype members, several at once, numbers
     # JavaScript's Number() would take but the CLI would not, and disguised text.
     "mode=constructor&recipe=__proto__&fusion=toString": [
         ("mode", _message(Mode.parse, "constructor")),
         ("recipe", _message(get_recipe, "__proto__", "training")),
-        ("fusion", str(unknown("fusion", "toString", ["0", "1", "false", "true"])))],
+        ("fusion", str(unknown("fusion", "toString", ["0", "1", "false", "true"]))),
+    ],
     "recipe=hasOwnProperty&gpu=valueOf": [
         ("gpu", _unknown_gpu("valueOf")),
-        ("recipe", _message(get_recipe, "hasOwnProperty", "training"))],
+        ("recipe", _message(get_recipe, "hasOwnProperty", "training")),
+    ],
     "mode=inference&recipe=blockwise": [("recipe", _message(get_recipe, "blockwise", "inference"))],
-    "K=0x10&N=-5&M=0": [("M", _message(as_shape_array, "M", 0)),
-                        ("K", _message(as_shape_array, "K", "0x10")),
-                        ("N", _message(as_shape_array, "N", "-5"))],
+    "K=0x10&N=-5&M=0": [
+        ("M", _message(as_shape_array, "M", 0)),
+        ("K", _message(as_shape_array, "K", "0x10")),
+        ("N", _message(as_shape_array, "N", "-5")),
+    ],
     "M=2147483648": [("M", _message(as_shape_array, "M", 2147483648))],
     "kernel_launch_overhead_s=NaN&peak_mem_bw_bytes_sec=1e400": [
         ("peak_mem_bw_bytes_sec", _range_message("peak_mem_bw_bytes_sec", "Infinity")),
-        ("kernel_launch_overhead_s", _range_message("kernel_launch_overhead_s", "'NaN'"))],
+        ("kernel_launch_overhead_s", _range_message("kernel_launch_overhead_s", "'NaN'")),
+    ],
     "fp8_peak_tops=0x10": [("fp8_peak_tops", _range_message("fp8_peak_tops", "'0x10'"))],
     "gpu=" + quote("Test\u202eH100\n"): [("gpu", _unknown_gpu("Test\u202eH100"))],
 }
@@ -120,8 +133,10 @@ def watched(browser, base_url: str) -> Iterator[tuple[Session, list[str]]]:  # n
 
 
 def _alert_lines(page) -> list[tuple[str, str]]:
-    return page.evaluate(f"Array.from(document.querySelectorAll('{ALERT} p[data-param]'))"
-                         ".map(p => [p.dataset.param, p.textContent])")  # fmt: skip
+    return page.evaluate(
+        f"Array.from(document.querySelectorAll('{ALERT} p[data-param]'))"
+        ".map(p => [p.dataset.param, p.textContent])"
+    )
 
 
 @pytest.mark.parametrize("query", list(CASES))
@@ -151,9 +166,12 @@ def test_hostile_query_is_reported_and_ignored(watched, query: str) -> None:
 def test_valid_links_raise_no_alert(watched) -> None:
     session, dialogs = watched
     page = session.page
-    for query in ("", "?gpu=test-b200&mode=INFERENCE&recipe=MXFP4&fusion=true",
-                  "?gpu=Test%20H100&M=&K=%208192%20&fusion=&bf16_peak_tops=",
-                  "?pct_achievable_mem_bw=1&kernel_launch_overhead_s=5e-6"):
+    for query in (
+        "",
+        "?gpu=test-b200&mode=INFERENCE&recipe=MXFP4&fusion=true",
+        "?gpu=Test%20H100&M=&K=%208192%20&fusion=&bf16_peak_tops=",
+        "?pct_achievable_mem_bw=1&kernel_launch_overhead_s=5e-6",
+    ):
         session.open(CALCULATOR + query)
         page.wait_for_selector("[data-column]")
         assert page.locator(ALERT).count() == 0, query
@@ -198,13 +216,30 @@ def test_pyrepr_and_range_numbers_match_python(watched) -> None:
     session, _ = watched
     session.open(CALCULATOR)
     session.page.wait_for_selector("[data-column]")
-    texts = ["plain", "it's", 'say "hi"', "both ' and \"", "back\\slash", "tab\tnew\nline\r",
-             "\x00\x1b[31m\x7f\x85", "bidi\u202eevil\u2066", "nbsp\xa0zw\u200b", "line\u2028sep",
-             "emoji \U0001f600", "private \ue000", "é ü 中文", "x" * 70]
-    numbers = [v for spec in GPU_KEYS.values() if spec.range
-               for v in (spec.range.low, spec.range.high)] + [1e-3, 2e-6, 0.1, 123456.7, 1234567.0]
-    got = session.page.evaluate("([t, n]) => [t.map(window.RooflineCalculator.pyRepr),"
-                                " n.map(window.RooflineCalculator.fmtG)]", [texts, numbers])
+    texts = [
+        "plain",
+        "it's",
+        'say "hi"',
+        "both ' and \"",
+        "back\\slash",
+        "tab\tnew\nline\r",
+        "\x00\x1b[31m\x7f\x85",
+        "bidi\u202eevil\u2066",
+        "nbsp\xa0zw\u200b",
+        "line\u2028sep",
+        "emoji \U0001f600",
+        "private \ue000",
+        "é ü 中文",
+        "x" * 70,
+    ]
+    numbers = [
+        v for spec in GPU_KEYS.values() if spec.range for v in (spec.range.low, spec.range.high)
+    ] + [1e-3, 2e-6, 0.1, 123456.7, 1234567.0]
+    got = session.page.evaluate(
+        "([t, n]) => [t.map(window.RooflineCalculator.pyRepr),"
+        " n.map(window.RooflineCalculator.fmtG)]",
+        [texts, numbers],
+    )
     assert got[0] == [repr(t) for t in texts]
     assert got[1] == [f"{n:g}" for n in numbers]
 
@@ -213,8 +248,12 @@ def test_error_state_screenshot(browser, base_url: str) -> None:  # noqa: F811
     """For a person to look at: the alert for a link with several hostile values."""
     s = Session(browser, base_url)
     try:
-        s.open(CALCULATOR + "?gpu=" + quote("<img src=x onerror=alert(1)>") +
-               "&mode=__proto__&M=1e30&bf16_peak_tops=-1")  # fmt: skip
+        s.open(
+            CALCULATOR
+            + "?gpu="
+            + quote("<img src=x onerror=alert(1)>")
+            + "&mode=__proto__&M=1e30&bf16_peak_tops=-1"
+        )
         s.page.locator(ALERT).wait_for()
         s.page.wait_for_selector("[data-column]")
         s.page.locator(".ra-calc-overrides summary").click()  # show each field's range too

@@ -25,10 +25,10 @@ from browser.test_site_browser import ARGS, CHROMIUM, _Quiet
 
 #: Sets window.__xss (or opens a dialog) if it ever runs.
 SCRIPT = '<script>window.__xss = "script"; alert("script")</script>'
-HANDLER = '<img src=x onerror="window.__xss = \'img\'; alert(1)">'
+HANDLER = "<img src=x onerror=\"window.__xss = 'img'; alert(1)\">"
 PAYLOAD = f"{SCRIPT} {HANDLER} [md](javascript:alert(2)) {{: onclick=alert(3) }} $x$ | =1+1"
 #: Markup-free but Markdown-, attribute- and spreadsheet-hostile: allowed in names.
-NAME = "=Evil \"X1\" [a](javascript:x) {: onclick=alert(5)} $x$ | &amp;"
+NAME = '=Evil "X1" [a](javascript:x) {: onclick=alert(5)} $x$ | &amp;'
 
 HOSTILE_SPECS = f"""
 schema_version = 1
@@ -83,8 +83,7 @@ def hostile_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     spec.write_text(HOSTILE_SPECS, "utf-8")
     _git(repo, "init", "-q")
     _git(repo, "-c", "user.email=a@example.com", "-c", "user.name=a", "add", ".")
-    _git(repo, "-c", "user.email=a@example.com", "-c", "user.name=a", "commit", "-q", "-m",
-         SUBJECT)  # fmt: skip
+    _git(repo, "-c", "user.email=a@example.com", "-c", "user.name=a", "commit", "-q", "-m", SUBJECT)
     site, _ = build_small_site(tmp, specs=spec)
     return site
 
@@ -113,16 +112,21 @@ INJECTED = """() => ({
 
 def test_no_page_runs_or_injects_anything(hostile_site: Path, served: str) -> None:
     playwright_api = pytest.importorskip("playwright.sync_api")
-    pages = sorted(p.relative_to(hostile_site).parent.as_posix()
-                   for p in hostile_site.rglob("index.html"))  # fmt: skip
+    pages = sorted(
+        p.relative_to(hostile_site).parent.as_posix() for p in hostile_site.rglob("index.html")
+    )
     assert len(pages) > 40
     dialogs: list[str] = []
     problems: list[str] = []
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         context = browser.new_context()
-        context.route("**/*", lambda route: route.continue_()
-                      if route.request.url.startswith(served) else route.abort())  # fmt: skip
+        context.route(
+            "**/*",
+            lambda route: (
+                route.continue_() if route.request.url.startswith(served) else route.abort()
+            ),
+        )
         page = context.new_page()
         page.on("dialog", lambda d: (dialogs.append(f"{page.url}: {d.message}"), d.dismiss()))
         for path in pages:
@@ -138,8 +142,11 @@ def test_no_page_runs_or_injects_anything(hostile_site: Path, served: str) -> No
 
 def test_hostile_text_is_shown_as_text(hostile_site: Path, served: str) -> None:
     playwright_api = pytest.importorskip("playwright.sync_api")
-    gpu = next(p for p in (hostile_site / "generated" / "gpus").iterdir()
-               if p.is_dir() and p.name.startswith("evil"))  # fmt: skip
+    gpu = next(
+        p
+        for p in (hostile_site / "generated" / "gpus").iterdir()
+        if p.is_dir() and p.name.startswith("evil")
+    )
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         page = browser.new_page()
@@ -161,7 +168,10 @@ def test_hostile_text_is_shown_as_text(hostile_site: Path, served: str) -> None:
             # until this query's results list the hostile GPU's page, by its title.
             page.wait_for_function(
                 "name => Array.from(document.querySelectorAll('.md-search-result__item'))"
-                ".some(item => item.innerText.includes(name))", arg=NAME, timeout=60_000)
+                ".some(item => item.innerText.includes(name))",
+                arg=NAME,
+                timeout=60_000,
+            )
             assert not any(page.evaluate(INJECTED).values()), query
         assert dialogs == []
         browser.close()

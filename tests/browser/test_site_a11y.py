@@ -27,10 +27,10 @@ PAGES = {
     "home": "",
     "equations": "equations/",
     "calculator": "calculator/?gpu=Test%20B200&mode=training&recipe=mxfp8_cublas"
-                  "&M=8192&K=4096&N=4096&fusion=0",
+    "&M=8192&K=4096&N=4096&fusion=0",
     "gpu": "generated/gpus/test-b200/",
     "gpu-recipe": "generated/gpus/test-b200/training-mxfp8_cublas/",
-}  # fmt: skip
+}
 
 pytestmark = [
     pytest.mark.browser,
@@ -118,7 +118,8 @@ def test_every_sampled_page_is_fully_typeset_on_load(browser, small_site) -> Non
                     "() => { const n = performance.getEntriesByType('navigation')[0];"
                     " return {dom_content_loaded_ms: n.domContentLoadedEventEnd,"
                     " load_ms: n.loadEventEnd, formulas: document.querySelectorAll("
-                    "'.arithmatex').length}; }")  # fmt: skip
+                    "'.arithmatex').length}; }"
+                )
         assert session.errors == [] and session.external == [] and session.failed == []
         ARTIFACTS.mkdir(exist_ok=True)
         (ARTIFACTS / "equations-typeset.json").write_text(json.dumps(timings, indent=1))
@@ -195,8 +196,9 @@ def test_wide_boxes_scroll_inside_and_take_the_keyboard(browser, small_site) -> 
 # -- axe-core ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("scheme", "width"), [("light", 1280), ("light", NARROW_PX),
-                                               ("dark", 1280)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("scheme", "width"), [("light", 1280), ("light", NARROW_PX), ("dark", 1280)]
+)
 def test_axe_finds_no_serious_violation(browser, small_site, scheme: str, width: int) -> None:
     session = _session(browser, small_site[1], scheme=scheme, width=width)
     try:

@@ -17,8 +17,14 @@ from browser.site_fixtures import ROOT
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
 ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 PAGES = {
     "home": "",
@@ -29,8 +35,10 @@ PAGES = {
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is absent "
-                       "(apt-get install -y chromium); .ci/run installs it"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="/usr/bin/chromium is absent (apt-get install -y chromium); .ci/run installs it",
+    ),
 ]
 
 
@@ -63,10 +71,12 @@ class Session:
     """A page that records console errors and blocks every request off 127.0.0.1."""
 
     def __init__(self, browser, base_url: str, scheme: str = "light") -> None:
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900},
-                                           color_scheme=scheme)
-        self.context.grant_permissions(["clipboard-read", "clipboard-write"],
-                                       origin=base_url.rstrip("/"))
+        self.context = browser.new_context(
+            viewport={"width": 1280, "height": 900}, color_scheme=scheme
+        )
+        self.context.grant_permissions(
+            ["clipboard-read", "clipboard-write"], origin=base_url.rstrip("/")
+        )
         self.base = base_url
         self.errors: list[str] = []
         self.external: list[str] = []
@@ -275,16 +285,27 @@ def _calculator_cases(count: int = 15) -> list[dict]:
 
     rng = np.random.default_rng(20251)
     specs = load_specs(SMALL_SPECS)
-    combos = [(gpu, recipe, mode) for gpu in specs.values() for recipe in RECIPE_LIST
-              for mode in recipe.modes
-              if classify(gpu, recipe, mode).support is not Support.IMPOSSIBLE]  # fmt: skip
+    combos = [
+        (gpu, recipe, mode)
+        for gpu in specs.values()
+        for recipe in RECIPE_LIST
+        for mode in recipe.modes
+        if classify(gpu, recipe, mode).support is not Support.IMPOSSIBLE
+    ]
     cases = []
     for i in rng.choice(len(combos), size=count, replace=False):
         gpu, recipe, mode = combos[i]
         m = int(rng.integers(1, 70000))
         k, n = (int(v) * 128 for v in rng.integers(1, 200, 2))
-        cases.append({"gpu": gpu.name, "mode": mode.value, "recipe": recipe.name,
-                      "fusion": bool(rng.integers(0, 2)), "shape": (m, k, n)})  # fmt: skip
+        cases.append(
+            {
+                "gpu": gpu.name,
+                "mode": mode.value,
+                "recipe": recipe.name,
+                "fusion": bool(rng.integers(0, 2)),
+                "shape": (m, k, n),
+            }
+        )
     return cases
 
 
@@ -297,16 +318,26 @@ def _expected(case: dict) -> dict[str, float]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = evaluate(case["gpu"], case["mode"], case["recipe"], *case["shape"],
-                       fusion=case["fusion"], specs=str(SMALL_SPECS))  # fmt: skip
+        out = evaluate(
+            case["gpu"],
+            case["mode"],
+            case["recipe"],
+            *case["shape"],
+            fusion=case["fusion"],
+            specs=str(SMALL_SPECS),
+        )
     return {k: float(v) for k, v in out.items()}
 
 
 def _read_columns(page) -> dict[str, float]:
     page.wait_for_selector("[data-column]")
-    return {c: float(v) for c, v in page.evaluate(
-        "Array.from(document.querySelectorAll('.ra-calc [data-column]'))"
-        ".map(e => [e.dataset.column, e.dataset.value])")}  # fmt: skip
+    return {
+        c: float(v)
+        for c, v in page.evaluate(
+            "Array.from(document.querySelectorAll('.ra-calc [data-column]'))"
+            ".map(e => [e.dataset.column, e.dataset.value])"
+        )
+    }
 
 
 def _assert_close(got: dict[str, float], want: dict[str, float], case: dict) -> None:
@@ -319,8 +350,17 @@ def _query(case: dict) -> str:
     from urllib.parse import urlencode
 
     m, k, n = case["shape"]
-    return "?" + urlencode({"gpu": case["gpu"], "mode": case["mode"], "recipe": case["recipe"],
-                            "M": m, "K": k, "N": n, "fusion": int(case["fusion"])})  # fmt: skip
+    return "?" + urlencode(
+        {
+            "gpu": case["gpu"],
+            "mode": case["mode"],
+            "recipe": case["recipe"],
+            "M": m,
+            "K": k,
+            "N": n,
+            "fusion": int(case["fusion"]),
+        }
+    )
 
 
 def test_calculator_from_query_strings_matches_evaluate(session: Session) -> None:
@@ -346,9 +386,15 @@ def test_calculator_form_matches_evaluate_and_writes_the_query(session: Session)
         _assert_close(_read_columns(page), _expected(case), case)
         query = parse_qs(urlparse(page.url).query)
         m, k, n = case["shape"]
-        assert query == {"gpu": [case["gpu"]], "mode": [case["mode"]], "recipe": [case["recipe"]],
-                         "M": [str(m)], "K": [str(k)], "N": [str(n)],
-                         "fusion": [str(int(case["fusion"]))]}  # fmt: skip
+        assert query == {
+            "gpu": [case["gpu"]],
+            "mode": [case["mode"]],
+            "recipe": [case["recipe"]],
+            "M": [str(m)],
+            "K": [str(k)],
+            "N": [str(n)],
+            "fusion": [str(int(case["fusion"]))],
+        }
     assert session.errors == [] and session.external == []
 
 
@@ -369,8 +415,10 @@ def test_calculator_shows_the_cli_messages(session: Session) -> None:
     assert message.get_attribute("data-kind") == "impossible"
     assert page.locator(".ra-calc [data-column]").count() == 0
     # An override that adds the missing peak makes it computable (hypothetical: not native).
-    session.open(CALCULATOR + "?gpu=Test%20H100&mode=inference&recipe=nvfp4&M=8192&K=4096"
-                 "&N=4096&fp4_peak_tops=4e15")  # fmt: skip
+    session.open(
+        CALCULATOR + "?gpu=Test%20H100&mode=inference&recipe=nvfp4&M=8192&K=4096"
+        "&N=4096&fp4_peak_tops=4e15"
+    )
     page.wait_for_selector("[data-column]")
     assert page.get_attribute("[data-role=support]", "data-support") == "hypothetical"
     # Shape errors: the evaluator's own words.
@@ -392,13 +440,17 @@ def test_calculator_screenshots(browser, base_url: str) -> None:
     for scheme in ("light", "dark"):
         s = Session(browser, base_url, scheme=scheme)
         try:
-            s.open(CALCULATOR + "?gpu=Test%20B200&mode=training&recipe=mxfp8_cublas"
-                   "&M=8192&K=4096&N=4096&fusion=0")  # fmt: skip
+            s.open(
+                CALCULATOR + "?gpu=Test%20B200&mode=training&recipe=mxfp8_cublas"
+                "&M=8192&K=4096&N=4096&fusion=0"
+            )
             s.page.wait_for_selector("[data-column]")
             _screenshot(s, f"calculator-{scheme}")
             s.open(PAGES["gpu-recipe"])
             s.page.wait_for_selector("[data-column]")
-            s.page.locator(".ra-calc").screenshot(path=str(ARTIFACTS / f"calculator-embedded-{scheme}.png"))
+            s.page.locator(".ra-calc").screenshot(
+                path=str(ARTIFACTS / f"calculator-embedded-{scheme}.png")
+            )
             assert s.errors == [] and s.external == []
         finally:
             s.close()
@@ -455,8 +507,10 @@ def test_home_picker_answers_before_any_prose(session: Session) -> None:
     session.open(PAGES["home"])
     page = session.page
     page.wait_for_selector("[data-role=best-recipe]")
-    for gpu, mode, shape in (("Test B200", "training", (8192, 4096, 4096)),
-                             ("Test H100", "inference", (1024, 2048, 4096))):  # fmt: skip
+    for gpu, mode, shape in (
+        ("Test B200", "training", (8192, 4096, 4096)),
+        ("Test H100", "inference", (1024, 2048, 4096)),
+    ):
         page.select_option(".ra-best select[name=gpu]", gpu)
         page.select_option(".ra-best select[name=mode]", mode)
         for dim, value in zip("MKN", shape, strict=True):
@@ -465,7 +519,9 @@ def test_home_picker_answers_before_any_prose(session: Session) -> None:
         assert page.locator("[data-role=best-recipe]").inner_text() == recipe
         shown = float(page.locator("[data-role=best-speedup]").get_attribute("data-value"))
         assert shown == pytest.approx(speedup, rel=1e-9)
-        assert float(page.locator("[data-role=best-band]").get_attribute("data-band")) == pytest.approx(band)
+        assert float(
+            page.locator("[data-role=best-band]").get_attribute("data-band")
+        ) == pytest.approx(band)
         href = page.locator(".ra-best-link").get_attribute("href")
         assert f"recipe={recipe}" in href and "calibrated=1" in href
     page.fill(".ra-best input[name=M]", "0")

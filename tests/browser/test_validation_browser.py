@@ -94,8 +94,10 @@ def test_held_out_and_fitted_sets_are_marked_visibly(browser, base_url: str) -> 
     page = session.page
     try:
         measurements = load_measurements()
-        for role, text in ((SetRole.HOLDOUT, "held out: never used to fit"),
-                           (SetRole.FIT, "fitted on")):  # fmt: skip
+        for role, text in (
+            (SetRole.HOLDOUT, "held out: never used to fit"),
+            (SetRole.FIT, "fitted on"),
+        ):
             badges = page.locator(f".ra-role-{role.value}")
             assert badges.count() == len(measurements.by_role(role))
             first = badges.first

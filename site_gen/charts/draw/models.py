@@ -87,15 +87,38 @@ def model_time_svg(
     for col, label in enumerate(segments):
         colour = TOL_MUTED[col % len(TOL_MUTED)]
         width = values[:, col]
-        ax.add_collection(PolyCollection(bar_polygons(left, width, y, 0.7), facecolors=colour,
-                                         edgecolors="white", linewidths=0.5))  # fmt: skip
+        ax.add_collection(
+            PolyCollection(
+                bar_polygons(left, width, y, 0.7),
+                facecolors=colour,
+                edgecolors="white",
+                linewidths=0.5,
+            )
+        )
         handles.append(Patch(facecolor=colour, edgecolor="white", label=short_label(label)))
         left = left + width
     reference_in_unit = np.asarray(reference_s, dtype=float) * factor
-    ax.scatter(reference_in_unit, y, marker="D", s=26, color="black", edgecolors="white",
-               linewidths=0.8, zorder=3)  # fmt: skip
-    handles.append(Line2D([], [], marker="D", color="black", markeredgecolor="white",
-                          linestyle="none", label="torchao model: total"))  # fmt: skip
+    ax.scatter(
+        reference_in_unit,
+        y,
+        marker="D",
+        s=26,
+        color="black",
+        edgecolors="white",
+        linewidths=0.8,
+        zorder=3,
+    )
+    handles.append(
+        Line2D(
+            [],
+            [],
+            marker="D",
+            color="black",
+            markeredgecolor="white",
+            linestyle="none",
+            label="torchao model: total",
+        )
+    )
     right = max(float(left.max()), float(reference_in_unit.max())) or 1.0
     ax.set_xlim(0, right * 1.02)
     ticks, decimals = axis_ticks(right)
@@ -103,13 +126,25 @@ def model_time_svg(
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.{decimals}f}"))
     for row in range(n_bars):
         text = f" {amount(left[row])} {unit}, {units.speedup(left[0] / left[row])}"
-        ax.annotate(text, (1.0, y[row]), xycoords=("axes fraction", "data"), va="center",
-                    fontsize=8, annotation_clip=False)  # fmt: skip
+        ax.annotate(
+            text,
+            (1.0, y[row]),
+            xycoords=("axes fraction", "data"),
+            va="center",
+            fontsize=8,
+            annotation_clip=False,
+        )
     ax.set_yticks(y, [short_label(b) for b in bars], fontsize=8.5)
     ax.set_ylim(n_bars - 0.4, -0.6)
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(f"{UNIT_WORDS[unit]} per step (forward + backward)")
     ax.set_title(title, loc="left", fontsize=10)
-    fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.01, 0.0), ncols=3,
-               fontsize=8, frameon=False)  # fmt: skip
+    fig.legend(
+        handles=handles,
+        loc="lower left",
+        bbox_to_anchor=(0.01, 0.0),
+        ncols=3,
+        fontsize=8,
+        frameon=False,
+    )
     return to_svg(fig)

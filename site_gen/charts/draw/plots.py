@@ -37,8 +37,9 @@ _CACHE: dict[str, dict] = {}
 REFERENCE_STYLE = (0, (5, 3))
 
 
-def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None,
-                    reference: bool = False) -> dict:  # fmt: skip
+def _heatmap_figure(
+    x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None, reference: bool = False
+) -> dict:
     """A heatmap figure built once per process and per grid, reused with new data."""
     key = f"heatmap-{x[0]}-{x[-1]}-{len(x)}-{y[0]}-{y[-1]}-{len(y)}-{mark}-{reference}"
     if key in _CACHE:
@@ -57,8 +58,14 @@ def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None,
     )
     if reference:
         ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1, calibrated model")
-        ax.plot([], [], color="black", linewidth=1.4, linestyle=REFERENCE_STYLE,
-                label="speedup = 1, torchao model")  # fmt: skip
+        ax.plot(
+            [],
+            [],
+            color="black",
+            linewidth=1.4,
+            linestyle=REFERENCE_STYLE,
+            label="speedup = 1, torchao model",
+        )
     else:
         ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1")
     if mark is not None:
@@ -71,8 +78,14 @@ def _heatmap_figure(x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None,
     ax.set_ylabel("K = N (log2 scale)")
     bar = fig.colorbar(image, cax=fig.add_axes((0.915, 0.11, 0.02, 0.82)))
     bar.set_label("speedup over bf16 (×); >1 is faster")
-    _CACHE[key] = {"fig": fig, "ax": ax, "image": image, "bar": bar, "contour": None,
-                   "reference": None}  # fmt: skip
+    _CACHE[key] = {
+        "fig": fig,
+        "ax": ax,
+        "image": image,
+        "bar": bar,
+        "contour": None,
+        "reference": None,
+    }
     return _CACHE[key]
 
 
@@ -107,9 +120,14 @@ def heatmap_svg(
         )
     if reference is not None and _crosses_one(reference):
         parts["reference"] = parts["ax"].contour(
-            x, y, reference, levels=[1.0], colors="black", linewidths=1.4,
+            x,
+            y,
+            reference,
+            levels=[1.0],
+            colors="black",
+            linewidths=1.4,
             linestyles=[REFERENCE_STYLE],
-        )  # fmt: skip
+        )
     parts["ax"].set_title(title)
     return to_svg(parts["fig"], close=False)
 
@@ -130,32 +148,60 @@ def _curves_figure(x: np.ndarray, kns: tuple[int, ...], reference: bool) -> dict
     markers = ("o", "s", "^", "D", "v", "P", "X")
     lines, dashed = [], []
     for i, kn in enumerate(kns):
-        style = dict(color=OKABE_ITO[i % len(OKABE_ITO)], linewidth=1.8,
-                     marker=markers[i % len(markers)], markersize=4, markevery=(8 * i, 48))
+        style = dict(
+            color=OKABE_ITO[i % len(OKABE_ITO)],
+            linewidth=1.8,
+            marker=markers[i % len(markers)],
+            markersize=4,
+            markevery=(8 * i, 48),
+        )
         lines.append(ax.plot(x, np.ones_like(x), label=f"K = N = {kn}", **style)[0])
         if reference:
-            dashed.append(ax.plot(x, np.ones_like(x), color=style["color"], linewidth=1.2,
-                                  linestyle=REFERENCE_STYLE, alpha=0.85)[0])  # fmt: skip
+            dashed.append(
+                ax.plot(
+                    x,
+                    np.ones_like(x),
+                    color=style["color"],
+                    linewidth=1.2,
+                    linestyle=REFERENCE_STYLE,
+                    alpha=0.85,
+                )[0]
+            )
     ax.axhline(1.0, color="#555555", linewidth=1.0, linestyle=(0, (1, 2)))
-    ax.text(x[0], 1.0, " break-even (speedup = 1)", va="bottom", ha="left", fontsize=8,
-            color="#555555")  # fmt: skip
+    ax.text(
+        x[0], 1.0, " break-even (speedup = 1)", va="bottom", ha="left", fontsize=8, color="#555555"
+    )
     log2_axis(ax.xaxis, x[0], x[-1])
     ax.set_xlabel("M (tokens per GEMM, log2 scale)")
     ax.set_ylabel("speedup over bf16 (×)")
     if reference:
-        handles = [*lines, Line2D([], [], color="#333333", linewidth=1.8, label="calibrated model"),
-                   Line2D([], [], color="#333333", linewidth=1.2, linestyle=REFERENCE_STYLE,
-                          label="torchao model")]  # fmt: skip
-        fig.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.53, 0.0), ncols=4,
-                   frameon=False)  # fmt: skip
+        handles = [
+            *lines,
+            Line2D([], [], color="#333333", linewidth=1.8, label="calibrated model"),
+            Line2D(
+                [],
+                [],
+                color="#333333",
+                linewidth=1.2,
+                linestyle=REFERENCE_STYLE,
+                label="torchao model",
+            ),
+        ]
+        fig.legend(
+            handles=handles, loc="lower center", bbox_to_anchor=(0.53, 0.0), ncols=4, frameon=False
+        )
     else:
         ax.legend(loc="upper left", framealpha=0.9)
     _CACHE[key] = {"fig": fig, "ax": ax, "lines": lines, "dashed": dashed}
     return _CACHE[key]
 
 
-def curves_svg(title: str, curve_m: np.ndarray, curves: dict[int, np.ndarray],
-               reference: dict[int, np.ndarray] | None = None) -> str:  # fmt: skip
+def curves_svg(
+    title: str,
+    curve_m: np.ndarray,
+    curves: dict[int, np.ndarray],
+    reference: dict[int, np.ndarray] | None = None,
+) -> str:
     """Speedup vs M (log2) for several K = N, with the break-even line; ``reference``
     (torchao's curves for the same K = N) is drawn dashed beside them."""
     x = np.log2(curve_m)
@@ -222,13 +268,19 @@ def breakdown_svg(
         share = 100.0 * np.asarray(seconds, dtype=float) / baseline_s
         y = rows_y + (0.0 if is_baseline else 1.0)
         # One collection per term (not a Rectangle per bar): far cheaper to build and draw.
-        bars = PolyCollection(bar_polygons(lefts[is_baseline], share, y, 0.85),
-                              facecolors=colours[label], edgecolors="white", linewidths=0.4,
-                              hatch=hatches[label])  # fmt: skip
+        bars = PolyCollection(
+            bar_polygons(lefts[is_baseline], share, y, 0.85),
+            facecolors=colours[label],
+            edgecolors="white",
+            linewidths=0.4,
+            hatch=hatches[label],
+        )
         ax.add_collection(bars, autolim=False)
         _CACHE[key]["bars"].append(bars)
-        handles.setdefault(label, Patch(facecolor=colours[label], hatch=hatches[label],
-                                        edgecolor="white", label=label))  # fmt: skip
+        handles.setdefault(
+            label,
+            Patch(facecolor=colours[label], hatch=hatches[label], edgecolor="white", label=label),
+        )
         lefts[is_baseline] = lefts[is_baseline] + share
     ticks = np.concatenate([rows_y, rows_y + 1.0])
     tick_labels = [
@@ -239,16 +291,37 @@ def breakdown_svg(
     ax.set_ylim(ticks.max() + 0.7, -0.7)
     right = max(100.0, float(np.max(lefts[False])))
     if reference_share is not None:
-        marks = ax.scatter(reference_share, rows_y + 1.0, marker="D", s=30, color="black",
-                           edgecolors="white", linewidths=0.8, zorder=3)  # fmt: skip
+        marks = ax.scatter(
+            reference_share,
+            rows_y + 1.0,
+            marker="D",
+            s=30,
+            color="black",
+            edgecolors="white",
+            linewidths=0.8,
+            zorder=3,
+        )
         _CACHE[key]["bars"].append(marks)
-        handles["torchao"] = Line2D([], [], marker="D", color="black", markeredgecolor="white",
-                                    linestyle="none", label="torchao model: low-precision total")
+        handles["torchao"] = Line2D(
+            [],
+            [],
+            marker="D",
+            color="black",
+            markeredgecolor="white",
+            linestyle="none",
+            label="torchao model: low-precision total",
+        )
         right = max(right, float(np.max(reference_share)))
     ax.set_xlim(0, right * 1.04)
     ax.set_title(title)
-    ax.legend(handles=list(handles.values()), loc="upper center", bbox_to_anchor=(0.3, -0.1),
-              ncols=2, fontsize=7.5, frameon=False)  # fmt: skip
+    ax.legend(
+        handles=list(handles.values()),
+        loc="upper center",
+        bbox_to_anchor=(0.3, -0.1),
+        ncols=2,
+        fontsize=7.5,
+        frameon=False,
+    )
     return to_svg(fig, close=False)
 
 
@@ -268,37 +341,74 @@ def roofline_svg(
     fig.subplots_adjust(left=0.11, right=0.98, bottom=0.11, top=0.93)
     intensity = np.logspace(0, 4.3, 200)
     top = max(p for _, p in ceilings)
-    ax.plot(intensity, np.minimum(intensity * bandwidth_bytes_s, top) / 1e12, color="#777777",
-            linewidth=1.0, linestyle=":",
-            label=f"memory slope {bandwidth_bytes_s / 1e12:g} TB/s")  # fmt: skip
+    ax.plot(
+        intensity,
+        np.minimum(intensity * bandwidth_bytes_s, top) / 1e12,
+        color="#777777",
+        linewidth=1.0,
+        linestyle=":",
+        label=f"memory slope {bandwidth_bytes_s / 1e12:g} TB/s",
+    )
     for i, (fmt, peak) in enumerate(ceilings):
         colour = OKABE_ITO[i]
         roof = np.minimum(intensity * bandwidth_bytes_s, peak) / 1e12
-        ax.plot(intensity, roof, color=colour, linewidth=2.0,
-                label=f"{fmt} peak {peak / 1e12:,.0f} TFLOP/s")  # fmt: skip
+        ax.plot(
+            intensity,
+            roof,
+            color=colour,
+            linewidth=2.0,
+            label=f"{fmt} peak {peak / 1e12:,.0f} TFLOP/s",
+        )
         achievable = np.minimum(intensity * bandwidth_bytes_s * eta_mem, peak * eta_gemm) / 1e12
         ax.plot(intensity, achievable, color=colour, linewidth=1.0, linestyle="--")
         ridge = peak / bandwidth_bytes_s
-        ax.annotate(f"ridge {ridge:,.0f}", (ridge, peak / 1e12), textcoords="offset points",
-                    xytext=(4, -12), fontsize=8, color=colour)  # fmt: skip
+        ax.annotate(
+            f"ridge {ridge:,.0f}",
+            (ridge, peak / 1e12),
+            textcoords="offset points",
+            xytext=(4, -12),
+            fontsize=8,
+            color=colour,
+        )
     markers = {"bf16": "o", "fp8": "s", "fp4": "D"}
     fmt_colour = {fmt: OKABE_ITO[i] for i, (fmt, _) in enumerate(ceilings)}
     labelled = 0
     for label, fmt, ai, flops in points:
-        ax.plot(ai, flops / 1e12, marker=markers.get(fmt, "o"), color=fmt_colour.get(fmt, "k"),
-                markeredgecolor="black", markersize=6, linestyle="none")  # fmt: skip
+        ax.plot(
+            ai,
+            flops / 1e12,
+            marker=markers.get(fmt, "o"),
+            color=fmt_colour.get(fmt, "k"),
+            markeredgecolor="black",
+            markersize=6,
+            linestyle="none",
+        )
         if label:
             # Staggered below the ceiling with a leader line: the llama GEMMs sit close
             # together in intensity, so side-by-side names would overlap.
             leader = {"arrowstyle": "-", "linewidth": 0.5, "color": "#999999"}
-            ax.annotate(label, (ai, flops / 1e12), textcoords="offset points",
-                        xytext=(6, -16 - 11 * labelled), fontsize=7, color="#333333", ha="left",
-                        va="center", arrowprops=leader)  # fmt: skip
+            ax.annotate(
+                label,
+                (ai, flops / 1e12),
+                textcoords="offset points",
+                xytext=(6, -16 - 11 * labelled),
+                fontsize=7,
+                color="#333333",
+                ha="left",
+                va="center",
+                arrowprops=leader,
+            )
             labelled += 1
     achievable_label = f"achievable, torchao model ({eta_gemm:.0%} GEMM, {eta_mem:.0%} memory)"
     ax.plot([], [], color="#333333", linestyle="--", linewidth=1.0, label=achievable_label)
-    ax.plot([], [], marker="o", color="#333333", linestyle="none",
-            label="llama GEMMs (M=16384), per format")  # fmt: skip
+    ax.plot(
+        [],
+        [],
+        marker="o",
+        color="#333333",
+        linestyle="none",
+        label="llama GEMMs (M=16384), per format",
+    )
     ax.set_xscale("log")
     ax.set_yscale("log")
     # Plain-text tick labels: matplotlib's log labels are mathtext, which this site turns

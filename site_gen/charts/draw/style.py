@@ -112,13 +112,27 @@ def log2_axis(axis, lo: float, hi: float, max_ticks: int = 16) -> None:
 
 def mark_shape(ax, mark: tuple[int, int], colour: str, label: str | None = None) -> None:
     """A star at (log2 M, log2 K=N): the canonical shape on heatmaps and decision maps."""
-    ax.plot(np.log2(mark[0]), np.log2(mark[1]), marker="*", markersize=12, color=colour,
-            markeredgecolor="black", linestyle="none", label=label)  # fmt: skip
+    ax.plot(
+        np.log2(mark[0]),
+        np.log2(mark[1]),
+        marker="*",
+        markersize=12,
+        color=colour,
+        markeredgecolor="black",
+        linestyle="none",
+        label=label,
+    )
 
 
-def bar_polygons(left: np.ndarray, width: np.ndarray, y: np.ndarray, height: float
-                  ) -> np.ndarray:  # fmt: skip
+def bar_polygons(left: np.ndarray, width: np.ndarray, y: np.ndarray, height: float) -> np.ndarray:
     """Corners of horizontal bars, shape (bars, 4, 2)."""
     x0, x1, y0, y1 = left, left + width, y - height / 2, y + height / 2
-    return np.stack([np.stack([x0, y0], -1), np.stack([x1, y0], -1),
-                     np.stack([x1, y1], -1), np.stack([x0, y1], -1)], axis=1)  # fmt: skip
+    return np.stack(
+        [
+            np.stack([x0, y0], -1),
+            np.stack([x1, y0], -1),
+            np.stack([x1, y1], -1),
+            np.stack([x0, y1], -1),
+        ],
+        axis=1,
+    )

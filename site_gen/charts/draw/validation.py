@@ -22,8 +22,13 @@ SERIES: tuple[tuple[str, str, str, str], ...] = (
     ("calibrated model", "#0072B2", "^", "-."),
 )
 #: Larger text than the site's other charts (plot_style.RC): these are shown smaller.
-_RC = {"font.size": 11, "axes.labelsize": 11, "xtick.labelsize": 10.5,
-       "ytick.labelsize": 10.5, "legend.fontsize": 10}  # fmt: skip
+_RC = {
+    "font.size": 11,
+    "axes.labelsize": 11,
+    "xtick.labelsize": 10.5,
+    "ytick.labelsize": 10.5,
+    "legend.fontsize": 10,
+}
 
 
 def validation_svg(
@@ -50,20 +55,31 @@ def validation_svg(
         return to_svg(fig)
 
 
-def _series(ax, positions: Sequence[float], values: Sequence[Sequence[float]],
-            break_even: bool) -> None:  # fmt: skip
+def _series(
+    ax, positions: Sequence[float], values: Sequence[Sequence[float]], break_even: bool
+) -> None:
     """The three series, the break-even line and a y range with room around them."""
     # Measured: large filled circles; the models: open markers drawn over them, so a
     # prediction that hits the measurement still shows both.
     for i, ((label, colour, marker, style), ys) in enumerate(zip(SERIES, values, strict=True)):
-        ax.plot(positions, ys, color=colour, marker=marker, linestyle=style, linewidth=1.7,
-                markersize=9 if i == 0 else 7.5, markerfacecolor=colour if i == 0 else "none",
-                markeredgewidth=1.7, label=label)  # fmt: skip
+        ax.plot(
+            positions,
+            ys,
+            color=colour,
+            marker=marker,
+            linestyle=style,
+            linewidth=1.7,
+            markersize=9 if i == 0 else 7.5,
+            markerfacecolor=colour if i == 0 else "none",
+            markeredgewidth=1.7,
+            label=label,
+        )
     everything = [v for ys in values for v in ys]
     low, high = min(everything), max(everything)
     if break_even:
-        ax.axhline(1.0, color="#555555", linewidth=0.9, linestyle=(0, (1, 2)),
-                   label="break-even (1×)")  # fmt: skip
+        ax.axhline(
+            1.0, color="#555555", linewidth=0.9, linestyle=(0, (1, 2)), label="break-even (1×)"
+        )
         low, high = min(low, 1.0), max(high, 1.0)
     span = (high - low) or abs(high) or 1.0
     ax.set_ylim(max(0.0, low - 0.12 * span), high + 0.12 * span)
@@ -110,12 +126,21 @@ def cv_size_svg(
         return to_svg(fig)
 
 
-def _size_bars(ax, offset: float, width: float, series: tuple[str, str, str],
-               values: Sequence[float]) -> None:  # fmt: skip
+def _size_bars(
+    ax, offset: float, width: float, series: tuple[str, str, str], values: Sequence[float]
+) -> None:
     """One series' bars, shifted by ``offset`` bar widths, each labelled with its value."""
     label, colour, hatch = series
     xs = [x + offset * width for x in range(len(values))]
     face = "white" if hatch else colour  # hatched: an outline, so it reads in greyscale
-    bars = ax.bar(xs, [100 * v for v in values], width, color=face, edgecolor=colour,
-                  hatch=hatch, linewidth=1.5, label=label)  # fmt: skip
+    bars = ax.bar(
+        xs,
+        [100 * v for v in values],
+        width,
+        color=face,
+        edgecolor=colour,
+        hatch=hatch,
+        linewidth=1.5,
+        label=label,
+    )
     ax.bar_label(bars, fmt="%.0f", padding=2, fontsize=9)

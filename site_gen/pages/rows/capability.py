@@ -48,16 +48,18 @@ def capability_table(specs: SpecDatabase, page: str) -> Table:
     table = Table(("GPU", *(safe.breakable(r.name) for r in RECIPE_LIST)), name="cap-table")
     for gpu in specs.values():
         cells = (
-            safe.link(SUPPORT_SYMBOL[caps[gpu.name][r.name].support],
-                      rel(result_path(gpu, r), page))
+            safe.link(
+                SUPPORT_SYMBOL[caps[gpu.name][r.name].support], rel(result_path(gpu, r), page)
+            )
             for r in RECIPE_LIST
-        )  # fmt: skip
+        )
         table.rows.append((safe.link(gpu.name, rel(gpu_page(gpu), page)), *cells))
     return table
 
 
-def _groups(specs: SpecDatabase, recipe: Recipe, caps: dict[str, dict[str, Capability]]
-            ) -> dict[tuple[Support, str, str], list[GpuSpec]]:  # fmt: skip
+def _groups(
+    specs: SpecDatabase, recipe: Recipe, caps: dict[str, dict[str, Capability]]
+) -> dict[tuple[Support, str, str], list[GpuSpec]]:
     """(state, hardware, software) -> the GPUs whose verdict on ``recipe`` has those parts,
     in state order, then spec-file order."""
     groups: dict[tuple[Support, str, str], list[GpuSpec]] = {}
@@ -77,8 +79,16 @@ def reasons_table(specs: SpecDatabase, page: str) -> Table:
     for recipe in RECIPE_LIST:
         for (support, hardware, software), gpus in _groups(specs, recipe, caps).items():
             links = [safe.link(g.name, rel(result_path(g, recipe), page)) for g in gpus]
-            names = safe.concat(*(p for i, link in enumerate(links)
-                                  for p in ((", ", link) if i else (link,))))  # fmt: skip
-            table.rows.append((safe.breakable(recipe.name), SUPPORT_SYMBOL[support], names,
-                               hardware, software or "—"))  # fmt: skip
+            names = safe.concat(
+                *(p for i, link in enumerate(links) for p in ((", ", link) if i else (link,)))
+            )
+            table.rows.append(
+                (
+                    safe.breakable(recipe.name),
+                    SUPPORT_SYMBOL[support],
+                    names,
+                    hardware,
+                    software or "—",
+                )
+            )
     return table

@@ -126,8 +126,11 @@ def shape_line(shape: ExpertShape) -> str:
 
 def skipped_notes(result: GroupedResult) -> list[str]:
     """Why a shape has no numbers (the recipe's block size does not divide it)."""
-    return [f"{shape_title(s)}: {t.skipped}" for s, t in
-            zip(result.shapes, result.times, strict=True) if t.skipped]  # fmt: skip
+    return [
+        f"{shape_title(s)}: {t.skipped}"
+        for s, t in zip(result.shapes, result.times, strict=True)
+        if t.skipped
+    ]
 
 
 # -- time per part ---------------------------------------------------------------------
@@ -151,18 +154,24 @@ def part_table(result: GroupedResult, index: int) -> Table:
     shape, times, ref = result.shapes[index], result.times[index], result.torchao.times[index]
     allowed = [g for g, groups in enumerate(GROUPS) if shape.allows(groups)]
     header = ("µs", *(f"G={GROUPS[g]}" for g in allowed))
-    table = Table(header, align=("---", *(NUMBER,) * len(allowed)),
-                  name=f"parts-{slug(shape.model)}")  # fmt: skip
+    table = Table(
+        header, align=("---", *(NUMBER,) * len(allowed)), name=f"parts-{slug(shape.model)}"
+    )
     t = TOKENS.index(DEFAULT_TOKENS)
     sums = _part_sums(times, parts_of(times.terms))
     for part, values in sums.items():
         table.rows.append((part.value, *(_us(float(values[t, g])) for g in allowed)))
     lowp = _lowp(times)
     table.rows.append(("low precision, in all", *(_us(float(lowp[t, g])) for g in allowed)))
-    table.rows.append((f"speedup ({CALIBRATED})", *(safe.strong(units.speedup(
-        float(times.speedup[t, g]))) for g in allowed)))  # fmt: skip
-    table.rows.append((f"speedup ({TORCHAO})",
-                       *(units.speedup(float(ref.speedup[t, g])) for g in allowed)))  # fmt: skip
+    table.rows.append(
+        (
+            f"speedup ({CALIBRATED})",
+            *(safe.strong(units.speedup(float(times.speedup[t, g]))) for g in allowed),
+        )
+    )
+    table.rows.append(
+        (f"speedup ({TORCHAO})", *(units.speedup(float(ref.speedup[t, g])) for g in allowed))
+    )
     return table
 
 
@@ -175,8 +184,19 @@ def terms_export(result: GroupedResult) -> Table:
     download behind the per-part tables; the page shows its export links only)."""
     keys = [k for t in result.times for k in t.terms]
     keys = list(dict.fromkeys(keys))
-    header = ("expert GEMM", "K", "N", "tokens/device", "M", "G", "model", *keys,
-              "bf16 total (s)", "low precision total (s)", "speedup")  # fmt: skip
+    header = (
+        "expert GEMM",
+        "K",
+        "N",
+        "tokens/device",
+        "M",
+        "G",
+        "model",
+        *keys,
+        "bf16 total (s)",
+        "low precision total (s)",
+        "speedup",
+    )
     table = Table(header, raw=[], name="terms")
     for i, shape in enumerate(result.shapes):
         for model, r in ((CALIBRATED, result), (TORCHAO, result.torchao)):
@@ -186,10 +206,20 @@ def terms_export(result: GroupedResult) -> Table:
             for t, tokens in enumerate(TOKENS):
                 for g, groups in enumerate(GROUPS):
                     values = [float(times.terms[k][t, g]) for k in keys]
-                    totals = (float(times.totals[Quantity.BF16_GEMM.value][t, g]),
-                              float(_lowp(times)[t, g]), float(times.speedup[t, g]))  # fmt: skip
-                    head = (shape_title(shape), shape.K, shape.N, tokens,
-                            shape.routed_m(tokens), groups, model)  # fmt: skip
+                    totals = (
+                        float(times.totals[Quantity.BF16_GEMM.value][t, g]),
+                        float(_lowp(times)[t, g]),
+                        float(times.speedup[t, g]),
+                    )
+                    head = (
+                        shape_title(shape),
+                        shape.K,
+                        shape.N,
+                        tokens,
+                        shape.routed_m(tokens),
+                        groups,
+                        model,
+                    )
                     table.raw.append((*head, *values, *totals))  # type: ignore[union-attr]
     return table
 
@@ -206,8 +236,7 @@ def model_symbols(mode: Mode, recipe: Recipe) -> tuple[HardwareSymbol, ...]:
     return tuple(hw for hw in CALIBRATION_SYMBOLS if hw.symbol in used)
 
 
-def parameters_table(result: GroupedResult, params: CalibratedParameters,
-                     validation: str) -> Table:  # fmt: skip
+def parameters_table(result: GroupedResult, params: CalibratedParameters, validation: str) -> Table:
     """The calibrated parameters of the recipe's grouped model on this GPU: value, basis,
     source and the measurement sets behind it (linked to the Validation page)."""
     header = ("parameter", "meaning", "value", "basis", "source (sets)")
@@ -217,8 +246,15 @@ def parameters_table(result: GroupedResult, params: CalibratedParameters,
         source: list[object] = [source_text(v.source, (), "")]
         if v.sets:
             source += [" (", set_links(v.sets, validation), ")"]
-        table.rows.append((safe.math(hw.latex), hw.description, parameter_text(v.value, hw.unit),
-                           v.basis.value, safe.concat(*source)))  # fmt: skip
+        table.rows.append(
+            (
+                safe.math(hw.latex),
+                hw.description,
+                parameter_text(v.value, hw.unit),
+                v.basis.value,
+                safe.concat(*source),
+            )
+        )
     return table
 
 
@@ -228,6 +264,13 @@ def rearrangements_table(mode: Mode, recipe: Recipe) -> Table:
     header = ("GEMM", "operand", "kind", "scales moved", "bytes (read + write)")
     table = Table(header, name="rearrangements")
     for k in rearrange_kernels(mode, recipe):
-        table.rows.append((k.gemm.value, k.operand, k.kind.value, safe.math(symbolic(k.scales)),
-                           safe.math(symbolic(k.bytes_moved))))  # fmt: skip
+        table.rows.append(
+            (
+                k.gemm.value,
+                k.operand,
+                k.kind.value,
+                safe.math(symbolic(k.scales)),
+                safe.math(symbolic(k.bytes_moved)),
+            )
+        )
     return table

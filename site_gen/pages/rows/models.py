@@ -66,8 +66,7 @@ def layers(preset: ModelPreset) -> str:
 
 def routing(preset: ModelPreset) -> str:
     """``256 experts, top-8`` per MoE block (joined when blocks differ); dense: a dash."""
-    parts = dict.fromkeys(f"{b.experts} experts, top-{b.top_k}"
-                          for b in preset.blocks if b.is_moe)  # fmt: skip
+    parts = dict.fromkeys(f"{b.experts} experts, top-{b.top_k}" for b in preset.blocks if b.is_moe)
     return "; ".join(parts) or units.MISSING
 
 
@@ -77,18 +76,27 @@ def routing(preset: ModelPreset) -> str:
 def index_table(presets: Sequence[ModelPreset], page: str) -> Table:
     """Every preset: name (linking to its overview, which gives its id), kind, layers,
     routing, the ep the site uses, linear-layer weights and distinct GEMMs."""
-    header = ("model", "type", "layers", "experts", "ep on these pages",
-              "linear-layer weights (billions)", "distinct GEMMs")  # fmt: skip
+    header = (
+        "model",
+        "type",
+        "layers",
+        "experts",
+        "ep on these pages",
+        "linear-layer weights (billions)",
+        "distinct GEMMs",
+    )
     table = Table(header, name="models", raw=[], align=("---",) * 4 + ("--:",) * 3)
     for p in presets:
         link = safe.link(p.display_name, rel(site_paths.model_page(p.name), page))
         gemms = sum(len(b.gemms) for b in p.blocks)
         weights = linear_weights(p)
         kind = "MoE" if p.is_moe else "dense"
-        table.rows.append((link, kind, layers(p), routing(p), str(site_ep(p)),
-                           f"{weights / 1e9:.4g}", str(gemms)))  # fmt: skip
-        table.raw.append((p.display_name, kind, layers(p), routing(p), site_ep(p),
-                          weights / 1e9, gemms))  # fmt: skip
+        table.rows.append(
+            (link, kind, layers(p), routing(p), str(site_ep(p)), f"{weights / 1e9:.4g}", str(gemms))
+        )
+        table.raw.append(
+            (p.display_name, kind, layers(p), routing(p), site_ep(p), weights / 1e9, gemms)
+        )
     return table
 
 
@@ -102,18 +110,31 @@ def preset_table(preset: ModelPreset) -> Table:
         for g in block.gemms:
             routed = g.kind is LinearKind.EXPERT
             experts = (f"{block.experts}, top-{block.top_k}" if routed else units.MISSING,) * moe
-            cells = (block.name, g.name, g.kind.value, str(g.K), str(g.N), str(g.count),
-                     str(block.layers), *experts)  # fmt: skip
+            cells = (
+                block.name,
+                g.name,
+                g.kind.value,
+                str(g.K),
+                str(g.N),
+                str(g.count),
+                str(block.layers),
+                *experts,
+            )
             table.rows.append(cells)
-            table.raw.append((block.name, g.name, g.kind.value, g.K, g.N, g.count, block.layers,
-                              *experts))  # fmt: skip
+            table.raw.append(
+                (block.name, g.name, g.kind.value, g.K, g.N, g.count, block.layers, *experts)
+            )
     return table
 
 
 def preset_notes(preset: ModelPreset) -> list[dict[str, str]]:
     """``block.gemm`` and its note, for every GEMM of the preset that has one."""
-    return [{"key": f"{b.name}.{g.name}", "note": g.note}
-            for b in preset.blocks for g in b.gemms if g.note]  # fmt: skip
+    return [
+        {"key": f"{b.name}.{g.name}", "note": g.note}
+        for b in preset.blocks
+        for g in b.gemms
+        if g.note
+    ]
 
 
 # -- the overview across GPUs ------------------------------------------------------------
@@ -130,11 +151,19 @@ def best_text(plan: ModelPlan) -> tuple[str, str, str]:
 
 def overview_table(atlas: Atlas, runs: Sequence[ModelRun], page: str) -> Table:
     """Per GPU: the best single recipe and the best mix, in both models."""
-    header = ("GPU", "best recipe (calibrated)", "speedup (calibrated)", "CV error band",
-              "best mix (calibrated)", "best recipe (torchao)", "speedup (torchao)",
-              "best mix (torchao)")  # fmt: skip
-    table = Table(header, name="gpus", raw=[],
-                  align=("---", "---", "--:", "--:", "--:", "---", "--:", "--:"))  # fmt: skip
+    header = (
+        "GPU",
+        "best recipe (calibrated)",
+        "speedup (calibrated)",
+        "CV error band",
+        "best mix (calibrated)",
+        "best recipe (torchao)",
+        "speedup (torchao)",
+        "best mix (torchao)",
+    )
+    table = Table(
+        header, name="gpus", raw=[], align=("---", "---", "--:", "--:", "--:", "---", "--:", "--:")
+    )
     for run in runs:
         link = rel(site_paths.model_gpu_page(run.preset.name, run.gpu.name), page)
         recipe, speedup, mix = best_text(run.calibrated)
@@ -143,8 +172,7 @@ def overview_table(atlas: Atlas, runs: Sequence[ModelRun], page: str) -> Table:
         gpu = rows.gpu_cell(atlas, run.gpu.name, link)
         table.rows.append((gpu, *cells))
         calibrated = _raw_best(run.calibrated)
-        table.raw.append((gpu.plain, *calibrated[:2], band, calibrated[2],
-                          *_raw_best(run.torchao)))  # fmt: skip
+        table.raw.append((gpu.plain, *calibrated[:2], band, calibrated[2], *_raw_best(run.torchao)))
     return table
 
 
@@ -172,21 +200,56 @@ def gemm_table(run: ModelRun, calibrated: bool) -> Table:
 
     The recipe name is not breakable here: the table scrolls sideways anyway, and rows
     of one line read better than names broken over two."""
-    header = ("GEMM", "M", "K", "N", "G", "count", "bf16 ms", "best recipe", "speedup",
-              "forward ms", "backward ms")  # fmt: skip
+    header = (
+        "GEMM",
+        "M",
+        "K",
+        "N",
+        "G",
+        "count",
+        "bf16 ms",
+        "best recipe",
+        "speedup",
+        "forward ms",
+        "backward ms",
+    )
     name = "gemms-calibrated" if calibrated else "gemms"
-    table = Table(header, name=name, raw=[], align=("---",) + ("--:",) * 6 + ("---",)
-                  + ("--:",) * 3)  # fmt: skip
+    table = Table(
+        header, name=name, raw=[], align=("---",) + ("--:",) * 6 + ("---",) + ("--:",) * 3
+    )
     for g in run.plan(calibrated).gemms:
         i, best = g.instance, g.times[g.best]
         bf16 = g.times[BF16_NAME].total_s
-        table.rows.append((i.key, str(i.M), str(i.K), str(i.N),
-                           str(i.groups), str(i.count), ms(bf16), g.best,
-                           units.speedup(g.speedup(g.best)), ms(best.forward_s),
-                           ms(best.backward_s)))  # fmt: skip
-        table.raw.append((i.key, i.M, i.K, i.N, i.groups, i.count, to_ms(bf16), g.best,
-                          rounded_speedup(g.speedup(g.best)), to_ms(best.forward_s),
-                          to_ms(best.backward_s)))  # fmt: skip
+        table.rows.append(
+            (
+                i.key,
+                str(i.M),
+                str(i.K),
+                str(i.N),
+                str(i.groups),
+                str(i.count),
+                ms(bf16),
+                g.best,
+                units.speedup(g.speedup(g.best)),
+                ms(best.forward_s),
+                ms(best.backward_s),
+            )
+        )
+        table.raw.append(
+            (
+                i.key,
+                i.M,
+                i.K,
+                i.N,
+                i.groups,
+                i.count,
+                to_ms(bf16),
+                g.best,
+                rounded_speedup(g.speedup(g.best)),
+                to_ms(best.forward_s),
+                to_ms(best.backward_s),
+            )
+        )
     return table
 
 
@@ -213,10 +276,21 @@ def totals_table(run: ModelRun, page: str, atlas: Atlas | None = None) -> Table:
     name = "totals-calibrated" if atlas is not None else "totals"
     table = Table(header, name=name, raw=[], align=("---",) + ("--:",) * (len(header) - 1))
     for t in totals(run.plan(atlas is not None)):
-        cells = (ms(t.time.forward_s), ms(t.time.backward_s), ms(t.time.total_s),
-                 units.speedup(t.speedup), str(len(t.fallbacks)))  # fmt: skip
-        raw = (t.recipe, to_ms(t.time.forward_s), to_ms(t.time.backward_s),
-               to_ms(t.time.total_s), rounded_speedup(t.speedup), len(t.fallbacks))  # fmt: skip
+        cells = (
+            ms(t.time.forward_s),
+            ms(t.time.backward_s),
+            ms(t.time.total_s),
+            units.speedup(t.speedup),
+            str(len(t.fallbacks)),
+        )
+        raw = (
+            t.recipe,
+            to_ms(t.time.forward_s),
+            to_ms(t.time.backward_s),
+            to_ms(t.time.total_s),
+            rounded_speedup(t.speedup),
+            len(t.fallbacks),
+        )
         band = () if atlas is None else (_band(atlas, run, t.recipe),)
         table.rows.append((_recipe_cell(run, t.recipe, page), *cells, *band))
         table.raw.append((*raw, *band))
@@ -247,13 +321,17 @@ def headline(plan: ModelPlan) -> dict[str, Any]:
     best, mix, base = plan.best_single(), plan.mix(), plan.baseline
     return {
         "bf16": ms(base.time.total_s),
-        "best": None if best is None else {
-            "recipe": best.recipe, "time": ms(best.time.total_s),
-            "speedup": units.speedup(best.speedup), "fallbacks": len(best.fallbacks),
+        "best": None
+        if best is None
+        else {
+            "recipe": best.recipe,
+            "time": ms(best.time.total_s),
+            "speedup": units.speedup(best.speedup),
+            "fallbacks": len(best.fallbacks),
             "versus": units.versus_bf16(best.speedup),
         },
         "mix": {"time": ms(mix.time.total_s), "speedup": units.speedup(mix.speedup)},
-    }  # fmt: skip
+    }
 
 
 # -- navigation ----------------------------------------------------------------------------
@@ -264,8 +342,10 @@ def nav_section(models: ModelAtlas) -> list[Any]:
     overview page (titles escaped: mkdocs prints them as they are). A model's page per GPU
     is linked from its overview, not listed (see site_gen/pages/nav.py)."""
     section: list[Any] = [site_paths.models_index(), {"Model preset files": "models-format.md"}]
-    section += [{str(safe.md_text(preset.display_name)): site_paths.model_page(preset.name)}
-                for preset in models.presets]  # fmt: skip
+    section += [
+        {str(safe.md_text(preset.display_name)): site_paths.model_page(preset.name)}
+        for preset in models.presets
+    ]
     return section
 
 

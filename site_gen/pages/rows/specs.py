@@ -49,13 +49,25 @@ def efficiency_bases(gpu: GpuSpec) -> tuple[EfficiencyBasis, EfficiencyBasis]:
     """The GEMM and memory fractions, each with its own basis (``gemm_efficiency_basis``,
     ``mem_efficiency_basis``, falling back to ``efficiency_basis``)."""
     return (
-        EfficiencyBasis("GEMM fraction", "GEMM efficiency", "pct_achievable_gemm_tops",
-                        units.fraction(gpu.pct_achievable_gemm_tops), gpu.gemm_basis,
-                        "gemm_efficiency_basis", gpu.gemm_efficiency_assumed),
-        EfficiencyBasis("Memory-bandwidth fraction", "memory efficiency", "pct_achievable_mem_bw",
-                        units.fraction(gpu.pct_achievable_mem_bw), gpu.mem_basis,
-                        "mem_efficiency_basis", gpu.mem_efficiency_assumed),
-    )  # fmt: skip
+        EfficiencyBasis(
+            "GEMM fraction",
+            "GEMM efficiency",
+            "pct_achievable_gemm_tops",
+            units.fraction(gpu.pct_achievable_gemm_tops),
+            gpu.gemm_basis,
+            "gemm_efficiency_basis",
+            gpu.gemm_efficiency_assumed,
+        ),
+        EfficiencyBasis(
+            "Memory-bandwidth fraction",
+            "memory efficiency",
+            "pct_achievable_mem_bw",
+            units.fraction(gpu.pct_achievable_mem_bw),
+            gpu.mem_basis,
+            "mem_efficiency_basis",
+            gpu.mem_efficiency_assumed,
+        ),
+    )
 
 
 def assumed_title(gpu: GpuSpec) -> str:
@@ -95,38 +107,60 @@ def spec_table(gpu: GpuSpec) -> Table:
     rows = (
         ("dense bf16 peak", "bf16_peak_tops", units.tflops_with_unit(gpu.bf16_peak_tops)),
         ("dense fp8 peak", "fp8_peak_tops", units.tflops_with_unit(gpu.fp8_peak_tops)),
-        ("dense block-scaled fp8 peak (MX)", "fp8_block_scaled_peak_tops",
-         block_peak_text(gpu)),
+        ("dense block-scaled fp8 peak (MX)", "fp8_block_scaled_peak_tops", block_peak_text(gpu)),
         ("dense fp4 peak", "fp4_peak_tops", units.tflops_with_unit(gpu.fp4_peak_tops)),
-        ("peak memory bandwidth", "peak_mem_bw_bytes_sec",
-         units.format_value(gpu.peak_mem_bw_bytes_sec, "bytes/s")),
-        ("achievable GEMM fraction", "pct_achievable_gemm_tops",
-         units.fraction(gpu.pct_achievable_gemm_tops)),
-        ("achievable memory fraction", "pct_achievable_mem_bw",
-         units.fraction(gpu.pct_achievable_mem_bw)),
-        ("kernel launch floor", "kernel_launch_overhead_s",
-         units.microseconds(gpu.kernel_launch_overhead_s)),
+        (
+            "peak memory bandwidth",
+            "peak_mem_bw_bytes_sec",
+            units.format_value(gpu.peak_mem_bw_bytes_sec, "bytes/s"),
+        ),
+        (
+            "achievable GEMM fraction",
+            "pct_achievable_gemm_tops",
+            units.fraction(gpu.pct_achievable_gemm_tops),
+        ),
+        (
+            "achievable memory fraction",
+            "pct_achievable_mem_bw",
+            units.fraction(gpu.pct_achievable_mem_bw),
+        ),
+        (
+            "kernel launch floor",
+            "kernel_launch_overhead_s",
+            units.microseconds(gpu.kernel_launch_overhead_s),
+        ),
         *((f"{e.name} basis", e.basis_key, e.basis) for e in efficiency_bases(gpu)),
         ("peak basis", "peak_basis", gpu.peak_basis),
         ("accumulate dtype", "accumulate_dtype", gpu.accumulate_dtype),
         ("native formats", "native_formats", native_formats(gpu)),
         ("software platform", "platform", platform_text(gpu)),
-        *((f"software gap: {recipe}", "software_gaps", reason)
-          for recipe, reason in gpu.software_gaps.items()),
-    )  # fmt: skip
+        *(
+            (f"software gap: {recipe}", "software_gaps", reason)
+            for recipe, reason in gpu.software_gaps.items()
+        ),
+    )
     table = Table(("figure", "spec key", "value"), name="spec-rows")
     for label, key, value in rows:
         table.rows.append((label, safe.code(key), value))
     for dtype, tflops in gpu.measured_matmul_tflops.items():
-        table.rows.append((f"measured matmul, {dtype} (context only)",
-                           safe.code("measured_matmul_tflops"), f"{tflops:g} TFLOP/s"))  # fmt: skip
+        table.rows.append(
+            (
+                f"measured matmul, {dtype} (context only)",
+                safe.code("measured_matmul_tflops"),
+                f"{tflops:g} TFLOP/s",
+            )
+        )
     return table
 
 
 def ridge_table(gpu: GpuSpec) -> Table:
     """Ridge points per format: at peak figures and at achievable figures."""
-    header = ("format", "peak (TFLOP/s)", "ridge at peak (FLOP/byte)",
-              "ridge at achievable (FLOP/byte)")  # fmt: skip
+    header = (
+        "format",
+        "peak (TFLOP/s)",
+        "ridge at peak (FLOP/byte)",
+        "ridge at achievable (FLOP/byte)",
+    )
     table = Table(header, name="ridge")
     # The block-scaled path gets a row only where its peak differs (is given).
     block = [FP8_BLOCK] if gpu.fp8_block_scaled_peak_tops is not None else []
@@ -138,42 +172,74 @@ def ridge_table(gpu: GpuSpec) -> Table:
             table.rows.append((name, "not supported", "—", "—"))
             continue
         achievable = ridge * gpu.pct_achievable_gemm_tops / gpu.pct_achievable_mem_bw
-        table.rows.append((name, units.tflops(peak), units.flop_per_byte(ridge),
-                           units.flop_per_byte(achievable)))  # fmt: skip
+        table.rows.append(
+            (name, units.tflops(peak), units.flop_per_byte(ridge), units.flop_per_byte(achievable))
+        )
     return table
 
 
 def gpus_table(gpus: list[GpuSpec], page: str) -> Table:
     """The GPU list: vendor, architecture, peaks, bandwidth, efficiency basis."""
-    header = ("GPU", "vendor", "architecture", "bf16 TFLOP/s", "fp8 TFLOP/s", "fp4 TFLOP/s",
-              "memory TB/s", "efficiency basis")  # fmt: skip
+    header = (
+        "GPU",
+        "vendor",
+        "architecture",
+        "bf16 TFLOP/s",
+        "fp8 TFLOP/s",
+        "fp4 TFLOP/s",
+        "memory TB/s",
+        "efficiency basis",
+    )
     table = Table(header, name="table")
     for gpu in gpus:
-        table.rows.append((
-            safe.link(gpu.name, rel(gpu_page(gpu), page)), gpu.vendor or "—",
-            gpu.architecture or "—", units.tflops(gpu.bf16_peak_tops),
-            units.tflops(gpu.fp8_peak_tops), units.tflops(gpu.fp4_peak_tops),
-            units.tb_per_s(gpu.peak_mem_bw_bytes_sec), basis(gpu),
-        ))  # fmt: skip
+        table.rows.append(
+            (
+                safe.link(gpu.name, rel(gpu_page(gpu), page)),
+                gpu.vendor or "—",
+                gpu.architecture or "—",
+                units.tflops(gpu.bf16_peak_tops),
+                units.tflops(gpu.fp8_peak_tops),
+                units.tflops(gpu.fp4_peak_tops),
+                units.tb_per_s(gpu.peak_mem_bw_bytes_sec),
+                basis(gpu),
+            )
+        )
     return table
 
 
 def side_by_side_table(gpus: list[GpuSpec], page: str) -> Table:
     """Every GPU's figures in one table (the Specs page)."""
-    header = ("GPU", "bf16", "fp8", "fp8 MX", "fp4", "TB/s", "η GEMM", "η mem", "basis",
-              "native formats", "bf16 ridge (FLOP/B)")  # fmt: skip
+    header = (
+        "GPU",
+        "bf16",
+        "fp8",
+        "fp8 MX",
+        "fp4",
+        "TB/s",
+        "η GEMM",
+        "η mem",
+        "basis",
+        "native formats",
+        "bf16 ridge (FLOP/B)",
+    )
     table = Table(header, name="side")
     for gpu in gpus:
         ridge = gpu.ridge_point_flop_per_byte("bf16_peak_tops") or 0.0
-        table.rows.append((
-            safe.link(gpu.name, rel(gpu_page(gpu), page)), units.tflops(gpu.bf16_peak_tops),
-            units.tflops(gpu.fp8_peak_tops),
-            units.tflops(gpu.value("fp8_block_scaled_peak_tops")),
-            units.tflops(gpu.fp4_peak_tops), units.tb_per_s(gpu.peak_mem_bw_bytes_sec),
-            units.fraction(gpu.pct_achievable_gemm_tops),
-            units.fraction(gpu.pct_achievable_mem_bw), basis(gpu), native_formats(gpu),
-            units.flop_per_byte(ridge),
-        ))  # fmt: skip
+        table.rows.append(
+            (
+                safe.link(gpu.name, rel(gpu_page(gpu), page)),
+                units.tflops(gpu.bf16_peak_tops),
+                units.tflops(gpu.fp8_peak_tops),
+                units.tflops(gpu.value("fp8_block_scaled_peak_tops")),
+                units.tflops(gpu.fp4_peak_tops),
+                units.tb_per_s(gpu.peak_mem_bw_bytes_sec),
+                units.fraction(gpu.pct_achievable_gemm_tops),
+                units.fraction(gpu.pct_achievable_mem_bw),
+                basis(gpu),
+                native_formats(gpu),
+                units.flop_per_byte(ridge),
+            )
+        )
     return table
 
 
@@ -190,8 +256,9 @@ def gpu_keys_table() -> Table:
 
 def top_keys_table() -> Table:
     """The top-level keys of a spec file."""
-    return Table(("key", "description"), [(safe.code(k), v) for k, v in TOP_KEYS.items()],
-                 name="top")  # fmt: skip
+    return Table(
+        ("key", "description"), [(safe.code(k), v) for k, v in TOP_KEYS.items()], name="top"
+    )
 
 
 def symbols_table() -> Table:
@@ -208,9 +275,16 @@ def kernels_table(recipe: Recipe, mode: Mode, name: str) -> Table:
     table = Table(header, name=name)
     for i, kernel in enumerate(recipe.plan(mode).kernels, 1):
         fused = "yes" if mode is Mode.TRAINING and kernel.fuses_under_fusion else "no"
-        table.rows.append((str(i), kernel.role.value, kernel.description,
-                           safe.math(latex_of(kernel.read_bytes)),
-                           safe.math(latex_of(kernel.write_bytes)), fused))  # fmt: skip
+        table.rows.append(
+            (
+                str(i),
+                kernel.role.value,
+                kernel.description,
+                safe.math(latex_of(kernel.read_bytes)),
+                safe.math(latex_of(kernel.write_bytes)),
+                fused,
+            )
+        )
     return table
 
 

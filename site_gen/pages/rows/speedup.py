@@ -118,8 +118,9 @@ def matrix_cell(
     return safe.link(text, link)
 
 
-def matrix_table(atlas: Atlas, mode: Mode, shape_set: str, page: str,
-                 calibrated: bool = True) -> Table:  # fmt: skip
+def matrix_table(
+    atlas: Atlas, mode: Mode, shape_set: str, page: str, calibrated: bool = True
+) -> Table:
     """GPU x recipe speedups of ``mode`` at a shape set; the best native one in bold.
 
     Of the calibrated model (export ``matrix-<mode>-<set>``) or torchao's
@@ -173,11 +174,19 @@ def best_table(atlas: Atlas, page: str) -> Table:
     for gpu in atlas.gpus:
         row: list[Cell] = [gpu_cell(atlas, gpu.name, rel(gpu_page(gpu), page))]
         for mode in config.MODES:
-            row += [_best_cell(atlas, gpu.name, mode, page, True),
-                    _best_cell(atlas, gpu.name, mode, page, False)]  # fmt: skip
+            row += [
+                _best_cell(atlas, gpu.name, mode, page, True),
+                _best_cell(atlas, gpu.name, mode, page, False),
+            ]
         rows.append(tuple(row))
-    header = ("GPU", *(f"best {mode.value} recipe ({model})" for mode in config.MODES
-                       for model in (CALIBRATED, TORCHAO)))  # fmt: skip
+    header = (
+        "GPU",
+        *(
+            f"best {mode.value} recipe ({model})"
+            for mode in config.MODES
+            for model in (CALIBRATED, TORCHAO)
+        ),
+    )
     return Table(header, rows, name="best")
 
 
@@ -185,8 +194,12 @@ def break_even_table(results: list[RecipeResult], page: str, name: str) -> Table
     """Recipe x K=N break-even M (speedup = 1) of the calibrated model, and torchao's at
     the canonical K = N."""
     kn0 = config.CANONICAL_KN
-    header = ("recipe", "support", *(f"K=N={kn} ({CALIBRATED})" for kn in config.BREAK_EVEN_KN),
-              f"K=N={kn0} ({TORCHAO})")  # fmt: skip
+    header = (
+        "recipe",
+        "support",
+        *(f"K=N={kn} ({CALIBRATED})" for kn in config.BREAK_EVEN_KN),
+        f"K=N={kn0} ({TORCHAO})",
+    )
     table = Table(header, name=name)
     for r in results:
         kns = config.BREAK_EVEN_KN
@@ -201,19 +214,30 @@ def ranked_table(results: list[RecipeResult], page: str, name: str) -> Table:
     """Recipes ranked by the calibrated aggregate speedup over the llama shapes (computable
     ones first), torchao's aggregate beside it."""
     names = llama_names()
-    header = ("rank", "recipe", "support", f"all four GEMMs ({CALIBRATED})",
-              f"all four GEMMs ({TORCHAO})", *names, f"fused: all four ({CALIBRATED})")  # fmt: skip
+    header = (
+        "rank",
+        "recipe",
+        "support",
+        f"all four GEMMs ({CALIBRATED})",
+        f"all four GEMMs ({TORCHAO})",
+        *names,
+        f"fused: all four ({CALIBRATED})",
+    )
     table = Table(header, name=name)
     computable = [r for r in results if r.computable]
     order = guidance.rank_order([r.aggregate_speedup("llama") for r in computable])
     for rank, r in enumerate((computable[i] for i in order), 1):
-        table.rows.append((
-            str(rank), recipe_cell(r, page),
-            SUPPORT_BADGE[r.capability.support], units.speedup(r.aggregate_speedup("llama")),
-            units.speedup(r.torchao.aggregate_speedup("llama")),
-            *(units.speedup(float(v)) for v in r.speedup_at("llama")),
-            units.speedup(r.aggregate_speedup("llama", fusion=True)),
-        ))  # fmt: skip
+        table.rows.append(
+            (
+                str(rank),
+                recipe_cell(r, page),
+                SUPPORT_BADGE[r.capability.support],
+                units.speedup(r.aggregate_speedup("llama")),
+                units.speedup(r.torchao.aggregate_speedup("llama")),
+                *(units.speedup(float(v)) for v in r.speedup_at("llama")),
+                units.speedup(r.aggregate_speedup("llama", fusion=True)),
+            )
+        )
     for r in results:
         if not r.computable:
             link = recipe_cell(r, page)
@@ -264,20 +288,40 @@ def headline_table(result: RecipeResult, band: ErrorBand | None = None) -> Table
     its canonical speedup in bold), the plausible range where efficiencies are assumed,
     and the calibrated speedups' cross-validated error ``band``."""
     kn = config.CANONICAL_KN
-    header = ("model", f"M = {config.CANONICAL_M}, K = N = {kn}", "with fusion",
-              "llama shapes (all four)", f"break-even M at K = N = {kn}")  # fmt: skip
+    header = (
+        "model",
+        f"M = {config.CANONICAL_M}, K = N = {kn}",
+        "with fusion",
+        "llama shapes (all four)",
+        f"break-even M at K = N = {kn}",
+    )
     calibrated, torchao = speedup_summary(result), speedup_summary(result.torchao)
     rows: list[tuple[Cell, ...]] = [
-        ("calibrated model", safe.strong(calibrated["canonical"]), calibrated["canonical_fused"],
-         calibrated["llama"], calibrated["break_even"]),
-        ("torchao model", torchao["canonical"], torchao["canonical_fused"], torchao["llama"],
-         torchao["break_even"]),
-    ]  # fmt: skip
-    spread = (speedup_range(result), speedup_range(result, "canonical_fused"),
-              speedup_range(result, "llama"), break_even_range(result))  # fmt: skip
+        (
+            "calibrated model",
+            safe.strong(calibrated["canonical"]),
+            calibrated["canonical_fused"],
+            calibrated["llama"],
+            calibrated["break_even"],
+        ),
+        (
+            "torchao model",
+            torchao["canonical"],
+            torchao["canonical_fused"],
+            torchao["llama"],
+            torchao["break_even"],
+        ),
+    ]
+    spread = (
+        speedup_range(result),
+        speedup_range(result, "canonical_fused"),
+        speedup_range(result, "llama"),
+        break_even_range(result),
+    )
     if any(spread):
-        rows.append(("plausible range (assumed parameters)",
-                     *(value or units.MISSING for value in spread)))  # fmt: skip
+        rows.append(
+            ("plausible range (assumed parameters)", *(value or units.MISSING for value in spread))
+        )
     if band is not None:
         text = band_text(band)
         rows.append(("calibrated: cross-validated error band", text, text, text, DASH))
@@ -286,12 +330,20 @@ def headline_table(result: RecipeResult, band: ErrorBand | None = None) -> Table
 
 def page_break_even_table(result: RecipeResult) -> Table:
     """Break-even M of one GPU x recipe per K = N, unfused and fused, in both models."""
-    header = ("K=N", f"break-even M ({CALIBRATED})", f"fused ({CALIBRATED})",
-              f"break-even M ({TORCHAO})", f"fused ({TORCHAO})")  # fmt: skip
+    header = (
+        "K=N",
+        f"break-even M ({CALIBRATED})",
+        f"fused ({CALIBRATED})",
+        f"break-even M ({TORCHAO})",
+        f"fused ({TORCHAO})",
+    )
     table = Table(header, name="break-even")
     for kn in config.BREAK_EVEN_KN:
-        cells = [fmt_m(r.break_even(kn, fusion)) for r in (result, result.torchao)
-                 for fusion in (False, True)]  # fmt: skip
+        cells = [
+            fmt_m(r.break_even(kn, fusion))
+            for r in (result, result.torchao)
+            for fusion in (False, True)
+        ]
         table.rows.append((str(kn), *cells))
     return table
 
@@ -304,9 +356,15 @@ def recipe_gpus_table(
     torchao's canonical speedup beside them."""
     kn = config.CANONICAL_KN
     shape = f"M={config.CANONICAL_M}, K=N={kn}"
-    header = ("GPU", "support", f"{shape} ({CALIBRATED})", "CV error band",
-              f"{shape} ({TORCHAO})", f"llama, all four ({CALIBRATED})",
-              f"break-even M at K=N={kn} ({CALIBRATED})")  # fmt: skip
+    header = (
+        "GPU",
+        "support",
+        f"{shape} ({CALIBRATED})",
+        "CV error band",
+        f"{shape} ({TORCHAO})",
+        f"llama, all four ({CALIBRATED})",
+        f"break-even M at K=N={kn} ({CALIBRATED})",
+    )
     table = Table(header, name=name)
     for r, band in zip(results, bands, strict=True):
         gpu_link = safe.link(r.gpu.name, result_link(r, page))
@@ -315,9 +373,17 @@ def recipe_gpus_table(
             continue
         summary = speedup_summary(r)
         badge = SUPPORT_BADGE[r.capability.support]
-        table.rows.append((gpu_link, badge, with_range(summary["canonical"], r),
-                           band_text(band), units.speedup(r.torchao.canonical_speedup),
-                           summary["llama"], summary["break_even"]))  # fmt: skip
+        table.rows.append(
+            (
+                gpu_link,
+                badge,
+                with_range(summary["canonical"], r),
+                band_text(band),
+                units.speedup(r.torchao.canonical_speedup),
+                summary["llama"],
+                summary["break_even"],
+            )
+        )
     return table
 
 
@@ -329,13 +395,19 @@ def breakdown_table(result: RecipeResult, labels: list[tuple[str, str, bool]]) -
     same terms under the same keys).
     """
     shapes = [f"M={m}, K={k}, N={n}" for m, k, n in config.BREAKDOWN_SHAPES]
-    header = ("kernel", "side", *(f"{shape}, {model} (µs)" for shape in shapes
-                                  for model in (CALIBRATED, TORCHAO)))  # fmt: skip
+    header = (
+        "kernel",
+        "side",
+        *(f"{shape}, {model} (µs)" for shape in shapes for model in (CALIBRATED, TORCHAO)),
+    )
     table = Table(header, raw=[], name="breakdown")
     for key, label, baseline in labels:
         side = "bf16" if baseline else "low precision"
-        times_us = [float(r.term_times[key][i]) * 1e6 for i in range(len(shapes))
-                    for r in (result, result.torchao)]  # fmt: skip
+        times_us = [
+            float(r.term_times[key][i]) * 1e6
+            for i in range(len(shapes))
+            for r in (result, result.torchao)
+        ]
         table.rows.append((label, side, *(_us(t) for t in times_us)))
         table.raw.append((label, side, *times_us))  # type: ignore[union-attr]
     return table

@@ -140,8 +140,15 @@ def _error_cells(points: Sequence[PointResult]) -> tuple[str, ...]:
 
 def overall_table(report: ValidationReport) -> Table:
     """Both models' mean and worst error per role, then over every scored set."""
-    header = ("sets", "count", "points", "torchao: mean error (%)", "torchao: worst (%)",
-              "calibrated: mean error (%)", "calibrated: worst (%)")  # fmt: skip
+    header = (
+        "sets",
+        "count",
+        "points",
+        "torchao: mean error (%)",
+        "torchao: worst (%)",
+        "calibrated: mean error (%)",
+        "calibrated: worst (%)",
+    )
     table = Table(header, align=("---", *(NUMBER_ALIGN,) * 6), name="overall")
     groups = [(ROLE_TEXT[role], of_role(report, role)) for role in ROLE_ORDER]
     groups.insert(2, ("every scored set", [s for s in report.sets if s.scored]))
@@ -153,8 +160,13 @@ def overall_table(report: ValidationReport) -> Table:
 
 def region_table(report: ValidationReport) -> Table:
     """Mean errors of both models per timed region, over the scored sets."""
-    header = ("timed region", "sets", "points", "torchao: mean error (%)",
-              "calibrated: mean error (%)")  # fmt: skip
+    header = (
+        "timed region",
+        "sets",
+        "points",
+        "torchao: mean error (%)",
+        "calibrated: mean error (%)",
+    )
     table = Table(header, align=("---", *(NUMBER_ALIGN,) * 4), name="by-region")
     for region in TimedRegion:
         sets = [s for s in report.sets if s.scored and s.set.timed_region is region]
@@ -162,8 +174,7 @@ def region_table(report: ValidationReport) -> Table:
             continue
         points = points_of(sets)
         t, c = mean_abs_error(points, TORCHAO), mean_abs_error(points, CALIBRATED)
-        table.rows.append((REGION_TEXT[region], str(len(sets)), str(len(points)), pct(t),
-                           pct(c)))  # fmt: skip
+        table.rows.append((REGION_TEXT[region], str(len(sets)), str(len(points)), pct(t), pct(c)))
     return table
 
 
@@ -196,18 +207,37 @@ def goal_text(result: SetResult) -> str:
 def sets_table(results: Sequence[SetResult]) -> Table:
     """One row per set: where it is, its role, both models' mean errors, the role's goal
     and the regression guard with its verdict."""
-    header = ("set", "GPU", "role", "points", "torchao (%)", "calibrated (%)", "goal (%)",
-              "against goal", "guard (%)", "result")  # fmt: skip
+    header = (
+        "set",
+        "GPU",
+        "role",
+        "points",
+        "torchao (%)",
+        "calibrated (%)",
+        "goal (%)",
+        "against goal",
+        "guard (%)",
+        "result",
+    )
     align = ("---", "---", "---", *(NUMBER_ALIGN,) * 4, "---", NUMBER_ALIGN, "---")
     table = Table(header, align=align, name="sets")
     for r in results:
         t, c = r.mean_error(TORCHAO), r.mean_error(CALIBRATED)
         goal = units.MISSING if r.goal is None else f"{r.goal * 100:g}"
-        table.rows.append((
-            safe.link(r.set.id, f"#{r.set.id}"), r.set.gpu, ROLE_SHORT[r.set.role],
-            str(len(r.points)), pct(t), pct(c), goal, goal_text(r), threshold_number(r),
-            verdict(r),
-        ))  # fmt: skip
+        table.rows.append(
+            (
+                safe.link(r.set.id, f"#{r.set.id}"),
+                r.set.gpu,
+                ROLE_SHORT[r.set.role],
+                str(len(r.points)),
+                pct(t),
+                pct(c),
+                goal,
+                goal_text(r),
+                threshold_number(r),
+                verdict(r),
+            )
+        )
     return table
 
 
@@ -224,17 +254,28 @@ def point_cell(result: PointResult) -> str:
 def set_table(result: SetResult) -> Table:
     """A set's points: measured, torchao's model and the calibrated model, with errors."""
     # Headers unique: CSV readers (pandas) rename a repeated one.
-    header = ("point", "measured", "torchao model", "torchao error (%)", "calibrated model",
-              "calibrated error (%)")  # fmt: skip
+    header = (
+        "point",
+        "measured",
+        "torchao model",
+        "torchao error (%)",
+        "calibrated model",
+        "calibrated error (%)",
+    )
     table = Table(header, align=("---", *(NUMBER_ALIGN,) * 5), name=f"set-{result.set.id}")
     quantity = result.set.quantity
     for p in result.points:
         t, c = p.predicted[TORCHAO], p.predicted[CALIBRATED]
-        table.rows.append((
-            point_cell(p), measured_text(p.measured, quantity), measured_text(t, quantity),
-            signed_pct(p.error(TORCHAO)), measured_text(c, quantity),
-            signed_pct(p.error(CALIBRATED)),
-        ))  # fmt: skip
+        table.rows.append(
+            (
+                point_cell(p),
+                measured_text(p.measured, quantity),
+                measured_text(t, quantity),
+                signed_pct(p.error(TORCHAO)),
+                measured_text(c, quantity),
+                signed_pct(p.error(CALIBRATED)),
+            )
+        )
     return table
 
 
@@ -268,8 +309,12 @@ def unused_reason(gpu: GpuSpec, key: str) -> str:
     return ""
 
 
-def compact_table(gpus: Sequence[tuple[GpuSpec, CalibratedParameters]],
-                  symbols: Sequence[HardwareSymbol], name: str, page: str) -> Table:  # fmt: skip
+def compact_table(
+    gpus: Sequence[tuple[GpuSpec, CalibratedParameters]],
+    symbols: Sequence[HardwareSymbol],
+    name: str,
+    page: str,
+) -> Table:
     """GPU x parameter: each value with a basis mark (m, f, a); — where it is unused."""
     header = ("GPU", *(safe.math(hw.latex) for hw in symbols))
     table = Table(header, align=("---", *(NUMBER_ALIGN,) * len(symbols)), name=name)
@@ -301,29 +346,43 @@ def source_text(source: str, sets: Sequence[str], unused: str) -> str:
 def details_table(gpus: Sequence[tuple[GpuSpec, CalibratedParameters]], page: str) -> Table:
     """Every per-GPU parameter: value, basis, plausible range (assumed ones) and source."""
     header = ("GPU", "parameter", "value", "basis", "plausible range", "source")
-    table = Table(header, align=("---", "---", NUMBER_ALIGN, "---", "---", "---"),
-                  name="parameters")  # fmt: skip
+    table = Table(
+        header, align=("---", "---", NUMBER_ALIGN, "---", "---", "---"), name="parameters"
+    )
     for gpu, params in gpus:
         link = safe.link(gpu.name, rel(gpu_page(gpu), page))
         for hw in PER_GPU_SYMBOLS:
             v = params.values[hw.spec_key]
             source = source_text(v.source, v.sets, unused_reason(gpu, hw.spec_key))
-            table.rows.append((link, safe.math(hw.latex), parameter_text(v.value, hw.unit),
-                               v.basis.value, range_text(v.value, v.low, v.high, hw.unit),
-                               source))  # fmt: skip
+            table.rows.append(
+                (
+                    link,
+                    safe.math(hw.latex),
+                    parameter_text(v.value, hw.unit),
+                    v.basis.value,
+                    range_text(v.value, v.low, v.high, hw.unit),
+                    source,
+                )
+            )
     return table
 
 
 def model_wide_table(params: CalibratedParameters) -> Table:
     """The parameters every GPU shares (the fixed latencies)."""
     header = ("parameter", "meaning", "value", "basis", "source")
-    table = Table(header, align=("---", "---", NUMBER_ALIGN, "---", "---"),
-                  name="model-wide")  # fmt: skip
+    table = Table(header, align=("---", "---", NUMBER_ALIGN, "---", "---"), name="model-wide")
     for hw in MODEL_WIDE_SYMBOLS:
         v = params.values[hw.spec_key]
         source = source_text(v.source, v.sets, "")
-        table.rows.append((safe.math(hw.latex), hw.description, parameter_text(v.value, hw.unit),
-                           v.basis.value, source))  # fmt: skip
+        table.rows.append(
+            (
+                safe.math(hw.latex),
+                hw.description,
+                parameter_text(v.value, hw.unit),
+                v.basis.value,
+                source,
+            )
+        )
     return table
 
 

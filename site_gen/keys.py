@@ -226,6 +226,7 @@ def chart_cache_key(job: PlotJob) -> str:
     """Key of one chart's SVG: its inputs and the drawing code."""
     code = code_digest(
         "charts/draw/plots.py",
+        "charts/draw/gpu.py",
         "charts/draw/style.py",
         "pool.py",
         "charts/draw/validation.py",

@@ -10,8 +10,8 @@ from roofline.analysis.history import SPEC_PATH, SpecHistory, repo_root, spec_hi
 from roofline.errors import RooflineError
 from roofline.specs import GpuSpec
 from site_gen import config
+from site_gen.charts.draw import gpu, plots
 from site_gen.charts.draw import models as model_charts
-from site_gen.charts.draw import plots
 from site_gen.charts.draw import validation as validation_charts
 from site_gen.charts.jobs import PlotJob
 from site_gen.markup.formulas import Formula, instantiated_for_gpu
@@ -20,9 +20,9 @@ _PLOTTERS = {
     "heatmap": plots.heatmap_svg,
     "curves": plots.curves_svg,
     "breakdown": plots.breakdown_svg,
-    "roofline": plots.roofline_svg,
-    "decision": plots.decision_svg,
-    "compare": plots.compare_svg,
+    "roofline": gpu.roofline_svg,
+    "decision": gpu.decision_svg,
+    "compare": gpu.compare_svg,
     "validation": validation_charts.validation_svg,
     "cv_size": validation_charts.cv_size_svg,
     "model_time": model_charts.model_time_svg,

@@ -17,6 +17,7 @@ from site_gen.context import GEN, gpu_dir, gpu_page, recipe_page, recipe_result_
 from site_gen.gather.dense import RecipeResult
 from site_gen.markup import calculator, exports
 from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.rows import recipe_tables
 from site_gen.pages.rows import specs as spec_rows
 from site_gen.pages.rows import speedup as rows
 
@@ -61,15 +62,15 @@ def render(site: SiteInput, result: RecipeResult) -> PageOutput:
     stem = config.recipe_page_name(mode, recipe.name)
     torchao = result.torchao
     tables = {
-        "headline": rows.headline_table(
+        "headline": recipe_tables.headline_table(
             result, rows.error_band(site.atlas, gpu.name, mode, recipe.name)
         ),
         "llama-calibrated": rows.columns_table(result, "llama", rows.llama_names()),
         "llama": rows.columns_table(torchao, "llama", rows.llama_names()),
         "pow2-calibrated": rows.columns_table(result, "pow2"),
         "pow2": rows.columns_table(torchao, "pow2"),
-        "break-even": rows.page_break_even_table(result),
-        "breakdown": rows.breakdown_table(result, breakdown_labels(result)),
+        "break-even": recipe_tables.page_break_even_table(result),
+        "breakdown": recipe_tables.breakdown_table(result, breakdown_labels(result)),
         "kernels": spec_rows.kernels_table(recipe, mode, "kernels"),
     }
     data = exports.evaluation_path(gpu, mode.value, recipe.name, False) + ".json"

@@ -12,6 +12,7 @@ from site_gen.charts import jobs as charts
 from site_gen.context import Table, recipe_page, rel
 from site_gen.markup.formulas import Formula
 from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.rows import recipe_tables
 from site_gen.pages.rows import specs as spec_rows
 from site_gen.pages.rows import speedup as rows
 
@@ -42,7 +43,7 @@ def render(site: SiteInput, recipe: Recipe) -> PageOutput:
             ModeSection(
                 mode=mode.value,
                 chart=None if chart is None else rel(chart.path, path),
-                table=rows.recipe_gpus_table(
+                table=recipe_tables.recipe_gpus_table(
                     results,
                     path,
                     mode.value,

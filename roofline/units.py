@@ -3,8 +3,10 @@
 The site's formats are the standard (the diff adopted them): speedups to two decimals
 with a multiplication sign (``1.23×``), break-even M as a rounded integer with thousands
 separators (or ``< 16`` / ``never (≤ 262,144)`` at the ends of the searched grid), peaks
-in TFLOP/s, bandwidth in TB/s, launch floors in µs, fractions as Python's ``g``. A value
-that cannot be computed is an em dash (:data:`MISSING`).
+in TFLOP/s, bandwidth in TB/s, launch floors in µs, fractions as Python's ``g``, errors as
+percentages with one decimal. A value that cannot be computed is an em dash (:data:`MISSING`).
+Every module that shows a number to a reader (pages, charts, the CLI, the diff) formats it
+here; only the data-file writers keep their own precision, which is storage, not display.
 
 :func:`format_value` picks the formatter by a symbol's unit string
 (:attr:`roofline.symbols.HardwareSymbol.unit`: ``FLOP/s``, ``bytes/s``, ``s``, ``1``).
@@ -74,9 +76,52 @@ def tb_per_s(bytes_per_s: float) -> str:
     return f"{bytes_per_s / TERA:g}"
 
 
-def microseconds(seconds: float) -> str:
-    """Seconds as µs with the unit: 2e-6 -> ``2 µs``."""
-    return f"{seconds / MICRO:g} µs"
+def microseconds(seconds: float, digits: int | None = None) -> str:
+    """Seconds as µs with the unit: 2e-6 -> ``2 µs`` (``digits`` significant ones if given)."""
+    return f"{significant(seconds / MICRO, digits)} µs"
+
+
+def microseconds_measured(value_us: float) -> str:
+    """A time already in µs, to a tenth with separators: 1234.56 -> ``1,234.6 µs``."""
+    return f"{value_us:,.1f} µs"
+
+
+def significant(value: float, digits: int | None = 3) -> str:
+    """``digits`` significant digits (None: Python's ``g``, six at most): 0.77612 -> ``0.776``."""
+    return f"{value:g}" if digits is None else f"{value:.{digits}g}"
+
+
+def magnitude(value: float, digits: int = 4, whole_from: float = 1000) -> str:
+    """A positive quantity of any size: whole with separators from ``whole_from`` on
+    (``12,345``), else ``digits`` significant digits (``812.3``, ``0.01234``)."""
+    return count(value) if value >= whole_from else significant(value, digits)
+
+
+def percent(
+    value: float | None, digits: int = 1, signed: bool = False, missing: str = MISSING
+) -> str:
+    """A fraction as a percentage: 0.075 -> ``7.5%`` (``+7.5%`` signed); None or NaN ->
+    ``missing``."""
+    if value is None or math.isnan(value):
+        return missing
+    return f"{value:+.{digits}%}" if signed else f"{value:.{digits}%}"
+
+
+def percent_number(value: float | None, digits: int | None = 1, signed: bool = False) -> str:
+    """A fraction in percent without the sign, for a column headed "%": 0.075 -> ``7.5``
+    (``digits`` None: Python's ``g``, 0.15 -> ``15``); None or NaN -> ``—``.
+
+    Without the percent sign a table cell is a number, which CSV readers take as one.
+    """
+    if value is None or math.isnan(value):
+        return MISSING
+    spec = ("+" if signed else "") + ("g" if digits is None else f".{digits}f")
+    return format(value * 100, spec)
+
+
+def band(value: float) -> str:
+    """An error band, whole percent: 0.18 -> ``±18%``."""
+    return f"±{percent(value, 0)}"
 
 
 def fraction(value: float) -> str:

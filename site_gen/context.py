@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from roofline.capability import Support
 from roofline.publish import site_paths
+from roofline.publish.table import markdown_table
 from roofline.recipes import Mode
 from roofline.specs import GpuSpec
 from site_gen import config
@@ -90,12 +91,10 @@ class Table:
     def markdown(self) -> safe.Md:
         """GitHub-flavoured Markdown (every text cell escaped), then the export links."""
 
-        def row(cells: tuple[object, ...]) -> str:
-            return "| " + " | ".join(safe.md_text(c) for c in cells) + " |"
+        def cells(row: tuple[Cell, ...]) -> list[str]:
+            return [safe.md_text(c) for c in row]
 
-        align = self.align or ("---",) * len(self.header)
-        lines = [row(self.header), "|" + "|".join(align) + "|"]
-        lines += [row(r) for r in self.rows]
+        lines = markdown_table(cells(self.header), map(cells, self.rows), self.align)
         if self.exports:
             csv_link, json_link = self.exports
             lines += [

@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the model's vocabulary
     ("roofline.errors", "roofline.symbols", "roofline.units"),
     # the data files' framework, then the inputs: recipes, GPUs, models
-    ("roofline.datafiles", "roofline.publish.slugs", "roofline.shapes"),
+    ("roofline.datafiles", "roofline.publish.slugs", "roofline.publish.table", "roofline.shapes"),
     ("roofline.recipes", "roofline.specs", "roofline.presets"),
     # what a GPU can run, and the calibrated model's stored parameters
     ("roofline.capability", "roofline.device", "roofline.calibration"),

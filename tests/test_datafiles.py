@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from roofline.calibration.data import GLOBAL_KEYS, load_calibration
-from roofline.datafiles.core import INVISIBLE_EXPECTED, MAX_FILE_BYTES
+from roofline.datafiles.core import INVISIBLE_EXPECTED, MAX_FILE_BYTES, FileRefused, bundled_text
 from roofline.datafiles.problems import Collector
 from roofline.datafiles.text import MAX_STRING_CHARS, string_problems, toml_string
 from roofline.errors import (
@@ -281,3 +281,28 @@ def test_every_source_entry_is_checked_by_one_rule(kind: Kind, tmp_path: Path) -
         (f"{prefix}.read_on", "a TOML date, e.g. 2026-11-30"),
         (f"{prefix}.note", "text without leading or trailing whitespace"),
     }
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["gpus.toml", "measurements.toml", "models.toml", "calibration.toml", "error_bands.toml"],
+)
+def test_every_bundled_file_is_read_through_the_one_reader(name: str) -> None:
+    text = bundled_text(name)
+    assert text.strip() and "\ufeff" not in text[:1]
+
+
+def test_a_missing_bundled_file_is_refused_by_name() -> None:
+    with pytest.raises(FileRefused, match=r"bundled data file nothing\.toml"):
+        bundled_text("nothing.toml")
+
+
+def test_no_module_reads_a_bundled_data_file_around_the_reader() -> None:
+    root = Path(__file__).resolve().parents[1]
+    around = [
+        str(path.relative_to(root))
+        for folder in ("roofline", "site_gen")
+        for path in sorted((root / folder).rglob("*.py"))
+        if re.search(r"joinpath\(\"data/[^\"]+\"\)\.read_(text|bytes)", path.read_text("utf-8"))
+    ]
+    assert around == []

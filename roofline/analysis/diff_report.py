@@ -22,6 +22,7 @@ from roofline.analysis.diff import (
     SpeedupDelta,
 )
 from roofline.analysis.guidance import BREAK_EVEN_M_GRID, CANONICAL_SHAPE
+from roofline.publish.table import markdown_table
 from roofline.shapes import LLAMA_M
 
 # -- JSON ------------------------------------------------------------------------------
@@ -93,7 +94,7 @@ def fmt_value(value: Plain) -> str:
     if value is None:
         return "(absent)"
     if isinstance(value, float):
-        return f"{value:.6g}"
+        return units.significant(value, None)
     if isinstance(value, list):
         items = [v["url"] if isinstance(v, dict) and "url" in v else v for v in value]
         return ", ".join(map(str, items)) or "(none)"
@@ -104,7 +105,7 @@ def fmt_value(value: Plain) -> str:
 
 def _fmt_change(change: FieldChange) -> str:
     rel = change.relative_change
-    return "" if rel is None else f"{rel:+.1%}"
+    return "" if rel is None else units.percent(rel, signed=True)
 
 
 def fmt_m(m: float | None) -> str:
@@ -113,8 +114,8 @@ def fmt_m(m: float | None) -> str:
 
 
 def _table(headers: list[str], rows: list[list[str]], what: str) -> list[str]:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows[:MAX_TABLE_ROWS]]
+    shown = rows[:MAX_TABLE_ROWS]
+    lines = markdown_table(headers, ([_cell(c) for c in row] for row in shown))
     if len(rows) > MAX_TABLE_ROWS:
         lines.append(
             f"\n... and {len(rows) - MAX_TABLE_ROWS} more {what} (all in `--format json`)."

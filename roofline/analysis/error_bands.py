@@ -26,12 +26,13 @@ import enum
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 
 import sympy
 
+from roofline import units
 from roofline.calibration.data import GLOBAL_KEYS, GpuCv
 from roofline.calibration.params import CalibratedParameters, Level, family_of, worst_level
+from roofline.datafiles.core import bundled_text
 from roofline.errors import DataFileError, DataProblem
 from roofline.model.terms import RooflineModel
 from roofline.specs import GpuSpec
@@ -94,7 +95,7 @@ class ErrorBand:
 
     def short(self) -> str:
         """``±18%``: the band alone, for tables."""
-        return f"±{self.fraction:.0%}"
+        return units.band(self.fraction)
 
     def text(self) -> str:
         """``±18% (no measurement on this GPU; CDNA3 family CV)``."""
@@ -102,7 +103,7 @@ class ErrorBand:
             why = f"{self.of} CV"
         else:
             why = f"no measurement on this GPU; {self.of} CV"
-        return f"±{self.fraction:.0%} ({why})"
+        return f"{units.band(self.fraction)} ({why})"
 
 
 def per_gpu_keys(exprs: Iterable[sympy.Expr]) -> frozenset[str]:
@@ -204,7 +205,7 @@ def parse_error_bands(doc: Mapping[str, object], origin: str) -> ErrorBands:
 @functools.cache
 def load_error_bands() -> ErrorBands:
     """The bundled error bands."""
-    text = resources.files("roofline").joinpath("data/error_bands.toml").read_text("utf-8")
+    text = bundled_text("error_bands.toml")
     try:
         doc = load_toml(text)
     except TomlProblem as exc:

@@ -15,12 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from roofline.calibration.bounds import bounds_of, expected_text
-from roofline.datafiles.core import is_subnormal
+from roofline.datafiles.core import bundled_text, is_subnormal
 from roofline.datafiles.problems import Collector
 from roofline.datafiles.text import length_problem
 from roofline.specs.text import describe, load_toml, text_problems
@@ -297,7 +296,7 @@ def _load(
     declared_sets: bool = False,
 ) -> CalibrationData:
     if path is None:
-        text = resources.files("roofline").joinpath("data/calibration.toml").read_text("utf-8")
+        text = bundled_text("calibration.toml")
         origin = BUNDLED_CALIBRATION
     else:
         origin = str(Path(path))
@@ -311,7 +310,7 @@ def bundled_set_ids() -> set[str]:
     """The set ids of the bundled measurement file, read without linting it (the
     cross-reference check of the bundled calibration file: a broken ``sets`` id is
     reported at load, naming calibration.toml, not minutes later as a dead link)."""
-    text = resources.files("roofline").joinpath("data/measurements.toml").read_text("utf-8")
+    text = bundled_text("measurements.toml")
     sets = load_toml(text).get("set", [])
     return {s["id"] for s in sets if isinstance(s, dict) and isinstance(s.get("id"), str)}
 

@@ -15,11 +15,11 @@ import math
 import sys
 import threading
 from collections.abc import Iterator
-from importlib import resources
 from pathlib import Path
 
 import sympy
 
+from roofline import units
 from roofline.analysis.crossval import own_fit_cv
 from roofline.analysis.fit import (
     FitResult,
@@ -43,6 +43,7 @@ from roofline.calibration.params import (
 )
 from roofline.calibration.write import add_entry, rewrite_value, set_cv
 from roofline.cli.output import output_path, write_atomically
+from roofline.datafiles.core import bundled_text, read_text
 from roofline.errors import RooflineError
 from roofline.evaluate import resolve_specs
 from roofline.measurements import MeasurementDatabase, SetRole, load_measurements
@@ -157,8 +158,10 @@ def print_calibration(params: CalibratedParameters) -> None:
         unit = "" if hw.unit == "1" else f" {hw.unit}"
         spread = ""
         if value.low is not None and value.high is not None and value.low != value.high:
-            spread = f" (GPUs with data span {value.low:.4g} to {value.high:.4g})"
-        print(f"  {hw.spec_key:26} {value.value:.4g}{unit}  {value.basis}{spread}")
+            low, high = units.significant(value.low, 4), units.significant(value.high, 4)
+            spread = f" (GPUs with data span {low} to {high})"
+        shown = units.significant(value.value, 4)
+        print(f"  {hw.spec_key:26} {shown}{unit}  {value.basis}{spread}")
         print(f"  {'':26} {value.source}")
 
 
@@ -238,10 +241,11 @@ def _print_fit(
             )
             continue
         if not ok:  # a refit value the data do not determine is no fit: never shown as one
-            print(f"{gpu:{width}}  {key:{key_width}}  {stored:>10.4g}  {'-':>10}  undetermined")
+            print(f"{gpu:{width}}  {key:{key_width}}  {_sig4(stored):>10}  {'-':>10}  undetermined")
             continue
         change = relative_change(stored, fitted)
-        print(f"{gpu:{width}}  {key:{key_width}}  {stored:>10.4g}  {fitted:>10.4g}  {change:+.2%}")
+        shown = f"{_sig4(stored):>10}  {_sig4(fitted):>10}  {units.percent(change, 2, signed=True)}"
+        print(f"{gpu:{width}}  {key:{key_width}}  {shown}")
         if abs(change) > tolerance:
             moved.append((gpu, key, stored, fitted, change))
     return moved
@@ -277,9 +281,9 @@ def _write_calibration(
     linted, then written atomically."""
     source = getattr(args, "calibration", None)
     if source is None:
-        text = resources.files("roofline").joinpath("data/calibration.toml").read_text("utf-8")
+        text = bundled_text("calibration.toml")
     else:
-        text = Path(source).read_text("utf-8")
+        text = read_text(source, "calibration file")
     determined = result.determined or (True,) * len(result.parameters)
     sets = fit_ids if getattr(args, "measurements", None) else None
     written = added = 0
@@ -305,7 +309,7 @@ def _write_calibration(
     print(
         f"wrote {written} refit values and {added} new parameters to {out} "
         f"({kept} undetermined, kept as stored or left to their fallbacks)"
-        + (f"; own-fit CV {cv.mean_error:.1%} over {cv.points} points" if cv else "")
+        + (f"; own-fit CV {units.percent(cv.mean_error)} over {cv.points} points" if cv else "")
     )
 
 
@@ -317,7 +321,7 @@ def _cv_line(gpu: str, cv: GpuCv | None) -> str:
         )
     return (
         f"cross-validated error of {gpu}'s own fit ({cv.method}, {cv.shapes} shapes): "
-        f"{cv.mean_error:.1%} mean over {cv.points} points (its pages' band with -o)"
+        f"{units.percent(cv.mean_error)} mean over {cv.points} points (its pages' band with -o)"
     )
 
 
@@ -364,8 +368,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         return 0
     for gpu, key, stored, fitted, change in moved:
         print(
-            f"changed: {gpu}: {key}: stored {stored:.6g}, refit {fitted:.6g} ({change:+.2%}, "
-            f"tolerance {args.tolerance:.2%})",
+            f"changed: {gpu}: {key}: stored {units.significant(stored, None)}, "
+            f"refit {units.significant(fitted, None)} ({units.percent(change, 2, signed=True)}, "
+            f"tolerance {units.percent(args.tolerance, 2)})",
             file=sys.stderr,
         )
     return EXIT_CHANGED if moved else 0
+
+
+def _sig4(value: float) -> str:
+    return units.significant(value, 4)

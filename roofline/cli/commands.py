@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from roofline import capability as cap
+from roofline import units
 from roofline.analysis.diff import diff_specs
 from roofline.analysis.diff_report import to_json, to_markdown
 from roofline.analysis.history import load_specs_at_rev
@@ -108,7 +109,7 @@ def cmd_latex(args: argparse.Namespace) -> int:
 
 
 def _fmt_peak(value: float | None) -> str:
-    return "-" if value is None else f"{value / 1e12:,.0f}"
+    return "-" if value is None else units.tflops(value)
 
 
 def _basis_word(assumed: bool) -> str:
@@ -180,7 +181,7 @@ def cmd_specs_show(args: argparse.Namespace) -> int:
     for hw in HARDWARE_SYMBOLS:
         value = gpu.value(hw.spec_key)
         unit = "" if hw.unit == "1" else f" {hw.unit}"
-        shown = "absent" if value is None else f"{value:.6g}{unit}"
+        shown = "absent" if value is None else f"{units.significant(value, None)}{unit}"
         print(f"  {hw.spec_key:26} {shown}")
     print(f"  efficiency basis           {gpu.efficiency_basis}")
     if gpu.efficiency_reference:

@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from roofline import units
 from roofline.analysis.crossval import CrossValidation, source_key
 from roofline.analysis.validation import (
     ModelKind,
@@ -32,9 +33,7 @@ SHAPE_WIDTH = LINE_WIDTH - 2 - 5 * (NUMBER_WIDTH + 2)
 
 def pct(value: float | None, signed: bool = False) -> str:
     """A fraction as a percentage with one decimal (signed on request); "-" for none."""
-    if value is None or math.isnan(value):
-        return "-"
-    return f"{value:+.1%}" if signed else f"{value:.1%}"
+    return units.percent(value, signed=signed, missing="-")
 
 
 def _shape(shape: tuple[int, int, int]) -> str:
@@ -209,9 +208,9 @@ def _set_table(result: SetResult) -> str:
     group = "predicted".center(2 * NUMBER_WIDTH + 2) + "  " + "error".center(2 * NUMBER_WIDTH + 2)
     lines = [" " * (width + 6 + NUMBER_WIDTH) + group.rstrip() + "\n", _row("shape", heads, width)]
     for name, p in zip(names, result.points, strict=True):
-        predicted = [f"{p.predicted[m]:.4g}" for m in MODELS]
+        predicted = [units.significant(p.predicted[m], 4) for m in MODELS]
         errors = [pct(p.error(m), signed=True) for m in MODELS]
-        lines.append(_row(name, [f"{p.measured:.4g}", *predicted, *errors], width))
+        lines.append(_row(name, [units.significant(p.measured, 4), *predicted, *errors], width))
     blank = ["", "", ""]
     means = [pct(result.mean_error(m)) for m in MODELS]
     lines.append(_row("mean |error|", [*blank, *means], width))

@@ -26,6 +26,7 @@ import re
 import stat
 import sys
 import unicodedata
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +86,15 @@ def read_text(
     then :func:`decode`); :class:`FileRefused` says why not, naming the file as ``what``
     ("spec file")."""
     return decode(read_bytes(path, what, max_bytes))
+
+
+def bundled_text(name: str) -> str:
+    """The text of the bundled data file ``roofline/data/<name>``, read like any other
+    data file (:func:`read_text`: regular file, size cap, UTF-8 without a byte-order
+    mark), so a packaging mistake is a :class:`FileRefused` naming the file."""
+    resource = resources.files("roofline").joinpath(f"data/{name}")
+    with resources.as_file(resource) as path:
+        return read_text(path, f"bundled data file {name}")
 
 
 def read_bytes(

@@ -10,12 +10,11 @@ in that model, and every shape is valid for the recipe.
 from __future__ import annotations
 
 import os
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from roofline.capability import Support, classify
-from roofline.datafiles.core import is_subnormal
+from roofline.datafiles.core import bundled_text, is_subnormal
 from roofline.errors import UnknownNameError, nearest
 from roofline.measurements.fields import FieldLinter
 from roofline.measurements.model import (
@@ -346,7 +345,7 @@ def load_measurements(
     ``specs``: a loaded spec database, a spec file path, or None for the bundled database.
     """
     if path is None:
-        text = resources.files("roofline").joinpath("data/measurements.toml").read_text("utf-8")
+        text = bundled_text("measurements.toml")
         return parse_measurements(text, BUNDLED_NAME, specs)
     file = str(Path(path))
     # A device, FIFO, a file over the size limit or not UTF-8: one problem.

@@ -10,11 +10,10 @@ limit, and experts / top_k exactly on the blocks that route tokens to experts.
 from __future__ import annotations
 
 import os
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from roofline.datafiles.core import skeleton
+from roofline.datafiles.core import bundled_text, skeleton
 from roofline.datafiles.sources import Source
 from roofline.presets import rules as R
 from roofline.presets.fields import FieldLinter
@@ -25,7 +24,7 @@ from roofline.shapes import MAX_DIM
 from roofline.specs.text import describe
 
 BUNDLED_NAME = "bundled model presets (roofline/data/models.toml)"
-#: The bundled preset file (read through importlib.resources when loaded).
+#: The bundled preset file (read through roofline.datafiles.core.bundled_text when loaded).
 BUNDLED_MODELS_PATH = Path(__file__).resolve().parent.parent / "data" / "models.toml"
 
 
@@ -304,7 +303,7 @@ def load_models(path: str | os.PathLike[str] | None = None) -> ModelDatabase:
     a traceback (:func:`roofline.datafiles.core.read_text`).
     """
     if path is None:
-        text = resources.files("roofline").joinpath("data/models.toml").read_text("utf-8")
+        text = bundled_text("models.toml")
         return parse_models(text, BUNDLED_NAME, BUNDLED_MODELS_PATH.parent)
     file = str(Path(path))
     text = FieldLinter(file).read(path, "model-preset file")

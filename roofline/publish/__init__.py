@@ -1,1 +1,1 @@
-"""How the model is published: LaTeX, JavaScript, citations, site paths, slugs, notes."""
+"""How the model is published: LaTeX, JavaScript, citations, site paths, slugs, notes, tables."""

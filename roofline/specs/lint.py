@@ -9,11 +9,10 @@ colliding slugs and prefixes), and builds :class:`GpuSpec` values.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from roofline.datafiles.core import MAX_GPUS, all_finite
+from roofline.datafiles.core import MAX_GPUS, all_finite, bundled_text
 from roofline.datafiles.problems import Collector
 from roofline.datafiles.text import unknown_key
 from roofline.errors import SpecError, SpecProblem
@@ -351,7 +350,7 @@ def load_specs(path: str | Path | None = None, max_gpus: int = MAX_GPUS) -> Spec
     one problem naming the file, never a hang or a traceback.
     """
     if path is None:
-        text = resources.files("roofline").joinpath("data/gpus.toml").read_text("utf-8")
+        text = bundled_text("gpus.toml")
         return parse_specs(text, BUNDLED_NAME, max_gpus)
     file = str(Path(path))
     text = _Linter(file, max_gpus).read(path, "spec file")

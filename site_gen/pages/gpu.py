@@ -126,7 +126,7 @@ def _value(key: str, value: float | None) -> str:
     """A parameter value in its unit: efficiencies to three digits, latencies in µs."""
     if value is None:
         return units.MISSING
-    return units.microseconds(value) if SYMBOLS[key].unit == "s" else f"{value:.3g}"
+    return units.microseconds(value) if SYMBOLS[key].unit == "s" else units.significant(value, 3)
 
 
 def _range(key: str, calibration: CalibratedParameters) -> str:

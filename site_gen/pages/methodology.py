@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from roofline import units
 from roofline.calibration.data import CalibrationData
 from roofline.calibration.params import Basis
 from roofline.measurements import MeasurementSet
@@ -176,10 +177,11 @@ def grouped_section(site: SiteInput) -> Grouped:
         values = site.atlas.calibration(gpu.name).values
         rho = (values[RHO_2D3D.spec_key], values[RHO_2D2D.spec_key])
         if values[RHO_BF16.spec_key].basis is not Basis.ASSUMED:
-            text = f"{values[RHO_BF16.spec_key].value:.3g}, {values[RHO_BF16.spec_key].basis}"
+            rho_bf16 = values[RHO_BF16.spec_key]
+            text = f"{units.significant(rho_bf16.value, 3)}, {rho_bf16.basis}"
             beta.append(safe.concat(safe.link(gpu.name, rel(gpu_page(gpu), PAGE)), f" ({text})"))
         if rho[0].basis is Basis.MEASURED:
-            text = ", ".join(f"{v.value:.3g}" for v in rho)
+            text = ", ".join(units.significant(v.value, 3) for v in rho)
             measured.append(
                 safe.concat(safe.link(gpu.name, rel(gpu_page(gpu), PAGE)), f" ({text})")
             )

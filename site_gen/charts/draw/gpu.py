@@ -11,6 +11,7 @@ from matplotlib.colors import ListedColormap
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from roofline import units
 from site_gen.charts.draw.style import (
     BF16_GREY,
     OKABE_ITO,
@@ -43,7 +44,7 @@ def roofline_svg(
         color="#777777",
         linewidth=1.0,
         linestyle=":",
-        label=f"memory slope {bandwidth_bytes_s / 1e12:g} TB/s",
+        label=f"memory slope {units.tb_per_s(bandwidth_bytes_s)} TB/s",
     )
     for i, (fmt, peak) in enumerate(ceilings):
         colour = OKABE_ITO[i]
@@ -53,13 +54,13 @@ def roofline_svg(
             roof,
             color=colour,
             linewidth=2.0,
-            label=f"{fmt} peak {peak / 1e12:,.0f} TFLOP/s",
+            label=f"{fmt} peak {units.tflops_with_unit(peak)}",
         )
         achievable = np.minimum(intensity * bandwidth_bytes_s * eta_mem, peak * eta_gemm) / 1e12
         ax.plot(intensity, achievable, color=colour, linewidth=1.0, linestyle="--")
         ridge = peak / bandwidth_bytes_s
         ax.annotate(
-            f"ridge {ridge:,.0f}",
+            f"ridge {units.flop_per_byte(ridge)}",
             (ridge, peak / 1e12),
             textcoords="offset points",
             xytext=(4, -12),
@@ -95,7 +96,10 @@ def roofline_svg(
                 arrowprops=leader,
             )
             labelled += 1
-    achievable_label = f"achievable, torchao model ({eta_gemm:.0%} GEMM, {eta_mem:.0%} memory)"
+    achievable_label = (
+        f"achievable, torchao model ({units.percent(eta_gemm, 0)} GEMM, "
+        f"{units.percent(eta_mem, 0)} memory)"
+    )
     ax.plot([], [], color="#333333", linestyle="--", linewidth=1.0, label=achievable_label)
     ax.plot(
         [],
@@ -110,7 +114,9 @@ def roofline_svg(
     # Plain-text tick labels: matplotlib's log labels are mathtext, which this site turns
     # off (text.parse_math), so they would print as raw "$\\mathdefault{10^{3}}$".
     for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:,.0f}" if v >= 1 else f"{v:g}"))
+        axis.set_major_formatter(
+            FuncFormatter(lambda v, _pos: units.count(v) if v >= 1 else units.fraction(v))
+        )
         axis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("attainable TFLOP/s")

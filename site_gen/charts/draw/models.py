@@ -50,9 +50,7 @@ def axis_ticks(right: float) -> tuple[np.ndarray, int]:
 def amount(value: float) -> str:
     """A bar's total in the chart's unit, to three significant digits or whole: ``1,234``,
     ``12.3``, ``0.123``."""
-    if value >= 100:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
+    return units.magnitude(value, 3, whole_from=100)
 
 
 def short_label(text: str, limit: int = MAX_LABEL_CHARS) -> str:

@@ -18,6 +18,7 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from roofline import units
 from site_gen.charts.draw.style import (
     OKABE_ITO,
     TOL_MUTED,
@@ -282,9 +283,10 @@ def breakdown_svg(
         lefts[is_baseline] = lefts[is_baseline] + share
     ticks = np.concatenate([rows_y, rows_y + 1.0])
     tick_labels = [
-        f"{lbl}   bf16 ({t * 1e6:,.0f} µs)" for lbl, t in zip(shape_labels, baseline_s, strict=True)
+        f"{lbl}   bf16 ({units.count(t * 1e6)} µs)"
+        for lbl, t in zip(shape_labels, baseline_s, strict=True)
     ]
-    tick_labels += [f"{recipe_label} ({p:.0f}%)" for p in lefts[False]]
+    tick_labels += [f"{recipe_label} ({units.count(p)}%)" for p in lefts[False]]
     ax.set_yticks(ticks, tick_labels, fontsize=8)
     ax.set_ylim(ticks.max() + 0.7, -0.7)
     right = max(100.0, float(np.max(lefts[False])))

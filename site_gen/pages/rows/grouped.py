@@ -76,7 +76,7 @@ def parts_of(keys: Iterable[str]) -> list[Part]:
 def _us(seconds: float) -> str:
     """Microseconds to four significant digits (the exports have seconds in full)."""
     value = seconds / units.MICRO
-    return f"{value:,.0f}" if value >= 1000 else f"{value:.4g}"
+    return units.magnitude(value)
 
 
 def shape_title(shape: ExpertShape) -> str:

@@ -39,7 +39,7 @@ def ms(seconds: float) -> str:
     """Seconds as milliseconds to four significant digits, whole from 1,000 on:
     ``1,058`` / ``304.2`` / ``1.581``."""
     value = to_ms(seconds)
-    return f"{value:,.0f}" if value >= 1000 else f"{value:.4g}"
+    return units.magnitude(value)
 
 
 def rounded_speedup(value: float) -> float:
@@ -92,7 +92,15 @@ def index_table(presets: Sequence[ModelPreset], page: str) -> Table:
         weights = linear_weights(p)
         kind = "MoE" if p.is_moe else "dense"
         table.rows.append(
-            (link, kind, layers(p), routing(p), str(site_ep(p)), f"{weights / 1e9:.4g}", str(gemms))
+            (
+                link,
+                kind,
+                layers(p),
+                routing(p),
+                str(site_ep(p)),
+                units.significant(weights / 1e9, 4),
+                str(gemms),
+            )
         )
         table.raw.append(
             (p.display_name, kind, layers(p), routing(p), site_ep(p), weights / 1e9, gemms)

@@ -155,4 +155,4 @@ def breakdown_table(result: RecipeResult, labels: list[tuple[str, str, bool]]) -
 
 def _us(value: float) -> str:
     """Microseconds to four significant digits (the export has them in full)."""
-    return f"{value:,.0f}" if value >= 1000 else f"{value:.4g}"
+    return units.magnitude(value)

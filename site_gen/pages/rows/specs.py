@@ -147,7 +147,7 @@ def spec_table(gpu: GpuSpec) -> Table:
             (
                 f"measured matmul, {dtype} (context only)",
                 safe.code("measured_matmul_tflops"),
-                f"{tflops:g} TFLOP/s",
+                f"{units.significant(tflops, None)} TFLOP/s",
             )
         )
     return table

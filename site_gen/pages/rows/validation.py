@@ -10,7 +10,6 @@ full precision.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 
 from roofline import units
@@ -69,12 +68,12 @@ NUMBER_ALIGN = "---:"
 
 def percent(value: float) -> str:
     """An absolute error as a percentage: ``7.5%``; NaN (nothing scored) -> ``—``."""
-    return units.MISSING if math.isnan(value) else f"{value:.1%}"
+    return units.percent(value)
 
 
 def signed_percent(value: float) -> str:
     """A signed error: ``+12.3%`` (prediction high), ``-4.0%`` (low); NaN -> ``—``."""
-    return units.MISSING if math.isnan(value) else f"{value:+.1%}"
+    return units.percent(value, signed=True)
 
 
 def pct(value: float) -> str:
@@ -83,30 +82,30 @@ def pct(value: float) -> str:
     Without the percent sign a cell is a number, which CSV readers take as one (a
     leading ``+`` with a ``%`` would be escaped as a possible spreadsheet formula).
     """
-    return units.MISSING if math.isnan(value) else f"{value * 100:.1f}"
+    return units.percent_number(value)
 
 
 def signed_pct(value: float) -> str:
     """A table cell's signed error in percent: ``+12.3`` (prediction high), ``-4.0``."""
-    return units.MISSING if math.isnan(value) else f"{value * 100:+.1f}"
+    return units.percent_number(value, signed=True)
 
 
 def measured_text(value: float, quantity: MeasuredQuantity) -> str:
     """A measured or predicted value in its unit: ``1.22×`` or ``142.3 µs``."""
     if quantity is MeasuredQuantity.TIME_US:
-        return f"{value:,.1f} µs"
+        return units.microseconds_measured(value)
     return units.speedup(value)
 
 
 def fraction_text(value: float) -> str:
     """An efficiency to 3 significant digits: ``0.776``."""
-    return f"{value:.3g}"
+    return units.significant(value, 3)
 
 
 def parameter_text(value: float, unit: str) -> str:
     """A parameter value in its unit: efficiencies as fractions, latencies in µs."""
     if unit == "s":
-        return f"{value / units.MICRO:.3g} µs"
+        return units.microseconds(value, 3)
     return fraction_text(value)
 
 
@@ -188,7 +187,7 @@ def verdict(result: SetResult) -> str:
 def threshold_number(result: SetResult) -> str:
     """The set's threshold on the calibrated mean error in percent (``15``), or ``—``."""
     bound = result.set.max_mean_error
-    return units.MISSING if bound is None else f"{bound * 100:g}"
+    return units.percent_number(bound, None)
 
 
 def threshold_text(result: SetResult) -> str:
@@ -223,7 +222,7 @@ def sets_table(results: Sequence[SetResult]) -> Table:
     table = Table(header, align=align, name="sets")
     for r in results:
         t, c = r.mean_error(TORCHAO), r.mean_error(CALIBRATED)
-        goal = units.MISSING if r.goal is None else f"{r.goal * 100:g}"
+        goal = units.percent_number(r.goal, None)
         table.rows.append(
             (
                 safe.link(r.set.id, f"#{r.set.id}"),

@@ -323,7 +323,7 @@ def test_a_planted_function_level_import_is_named(tmp_path: Path) -> None:
                 import matplotlib  # a heavy third-party package: allowed
             """,
             "roofline/model/calibrated.py": "",
-            "roofline/cli/commands.py": "def build():\n    from site_gen import build\n",
+            "roofline/cli/build.py": "def build():\n    from site_gen import build\n",
             "site_gen/build.py": "",
         },
     )

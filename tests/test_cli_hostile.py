@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 import roofline.cli as cli
-import roofline.cli.commands as cli_commands
 import roofline.cli.rows as cli_rows
+import roofline.cli.specs as cli_specs
 from roofline import ShapeError, evaluate
 from roofline.errors import printable, spreadsheet_safe
 from roofline.specs import SpecDatabase, load_specs
@@ -388,14 +388,14 @@ def hostile_specs() -> SpecDatabase:
 
 
 def test_specs_show_prints_hostile_notes_harmlessly(capsys, monkeypatch):
-    monkeypatch.setattr(cli_commands, "resolve_specs", lambda path: hostile_specs())
+    monkeypatch.setattr(cli_specs, "resolve_specs", lambda path: hostile_specs())
     code, out, _ = run(capsys, "specs", "show", "H100" + HOSTILE)
     escaped = "\\x1b]0;pwned\\x07\\x1b[2J\\x9b31m\\x0d\\u202e"
     assert code == 0 and f"notes: {escaped}" in out and out.startswith(f"H100{escaped}")
 
 
 def test_specs_list_prints_hostile_names_harmlessly(capsys, monkeypatch):
-    monkeypatch.setattr(cli_commands, "load_specs", lambda path, max_gpus=None: hostile_specs())
+    monkeypatch.setattr(cli_specs, "load_specs", lambda path, max_gpus=None: hostile_specs())
     code, out, _ = run(capsys, "specs", "list")
     assert code == 0 and out.count("H100\\x1b]0;pwned\\x07") == 2  # the table, the matrix
 

@@ -6,7 +6,8 @@ and calibrate --check exit 1 when their gate fails. The parser and :func:`main` 
 here; the commands in :mod:`.rows` (eval), :mod:`.validate` (its output in
 :mod:`.validate_report`), :mod:`.calibrated` (calibrate, the --calibrated options),
 :mod:`.model` (model, models; output in :mod:`.model_table` and :mod:`.model_export`),
-:mod:`.measure` and :mod:`.commands`, output files in :mod:`.output`.
+:mod:`.measure`, :mod:`.latex`, :mod:`.specs`, :mod:`.diff`, :mod:`.recipes` and
+:mod:`.build` (one module per command), output files in :mod:`.output`.
 """
 
 from __future__ import annotations
@@ -18,24 +19,23 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import NoReturn, TextIO
 
+from roofline.cli.build import cmd_build
 from roofline.cli.calibrated import add_calibrate_parser, add_calibrated_args
-from roofline.cli.commands import (
-    BUNDLED_SPEC_PATH,
+from roofline.cli.diff import BUNDLED_SPEC_PATH, cmd_diff
+from roofline.cli.latex import cmd_latex
+from roofline.cli.measure import add_measure_parser
+from roofline.cli.model import add_model_parsers
+from roofline.cli.output import atomic_writer, named_inputs, write_atomically
+from roofline.cli.recipes import cmd_recipes
+from roofline.cli.rows import cmd_eval, groups_arg
+from roofline.cli.specs import (
     EXIT_WARNINGS,
     add_max_gpus_arg,
-    cmd_build,
-    cmd_diff,
-    cmd_latex,
-    cmd_recipes,
     cmd_specs_check,
     cmd_specs_list,
     cmd_specs_schema,
     cmd_specs_show,
 )
-from roofline.cli.measure import add_measure_parser
-from roofline.cli.model import add_model_parsers
-from roofline.cli.output import atomic_writer, named_inputs, write_atomically
-from roofline.cli.rows import cmd_eval, groups_arg
 from roofline.cli.validate import add_validate_parser
 from roofline.errors import ProblemsError, RooflineError, printable
 from roofline.model.build import MODEL_VERSION

@@ -1,33 +1,18 @@
-"""The CLI's other commands: latex, specs (list, check, show, schema), diff, recipes, build."""
+"""``roofline specs``: list, check, show and schema of spec files, and ``--max-gpus``."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-from pathlib import Path
 
-from roofline import capability as cap
 from roofline import units
-from roofline.analysis.diff import diff_specs
-from roofline.analysis.diff_report import to_json, to_markdown
-from roofline.analysis.history import load_specs_at_rev
 from roofline.cli import capabilities
-from roofline.cli.calibrated import (
-    check_calibrated_args,
-    gpu_calibration,
-    note_assumed,
-    print_calibration,
-)
-from roofline.cli.output import named_inputs, output, output_path
-from roofline.cli.rows import gpu_match, note_capability, warn_fallback
+from roofline.cli.calibrated import gpu_calibration, print_calibration
+from roofline.cli.rows import warn_fallback
 from roofline.datafiles.core import MAX_GPUS
-from roofline.errors import RooflineError, printable
+from roofline.errors import printable
 from roofline.evaluate import resolve_specs
-from roofline.model.build import build_model
-from roofline.model.terms import Quantity
-from roofline.publish import cite, latex
-from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.specs import json_schema, load_specs
 from roofline.symbols import HARDWARE_SYMBOLS
 
@@ -55,57 +40,6 @@ def add_max_gpus_arg(parser: argparse.ArgumentParser) -> None:
         help=f"accept a spec file of up to N GPUs (default {MAX_GPUS}; each GPU adds about "
         "750 files and 18 MB to a site)",
     )
-
-
-def cmd_latex(args: argparse.Namespace) -> int:
-    """``roofline latex``: the formula as sympy prints it (``--calibrated``: the calibrated
-    model's, with the GPU's calibration values in place of its symbols)."""
-    mode = Mode.parse(args.mode)
-    recipe = get_recipe(args.recipe, mode)
-    check_calibrated_args(args)
-    if args.cite and args.calibrated:
-        raise RooflineError(
-            "--cite is not available with --calibrated: the cite snippets are of torchao's "
-            "model's formulas"
-        )
-    grouped = bool(getattr(args, "grouped", False))
-    if args.cite and grouped:
-        raise RooflineError(
-            "--cite is not available with --grouped: the cite snippets are of the dense "
-            "layer's formulas"
-        )
-    model = build_model(mode, recipe, args.fusion, calibrated=args.calibrated, grouped=grouped)
-    quantity = Quantity(args.quantity)
-    if quantity not in model.quantities():
-        raise RooflineError(
-            f"quantity {quantity.value} is not part of this model "
-            f"(it has: {', '.join(q.value for q in model.quantities())})"
-        )
-    expr = model.total(quantity)
-    if args.symbolic:
-        if args.cite:  # the equation index page's snippet, byte for byte
-            sys.stdout.write(cite.symbolic_total(mode, recipe.name, quantity, args.fusion).snippet)
-            return 0
-        print(latex.symbolic(expr))
-        return 0
-    if args.cite and args.fusion:
-        raise RooflineError(
-            "--cite with --fusion needs --symbolic: the site shows a GPU's instantiated "
-            "formulas without fusion modelling only"
-        )
-    match = gpu_match(args)
-    gpu = match.gpu
-    verdict = cap.require(gpu, recipe, mode, grouped=grouped)
-    warn_fallback(match)
-    note_capability(verdict)
-    if args.cite:  # the GPU x recipe page's snippet, byte for byte
-        sys.stdout.write(cite.instantiated_total(gpu, mode, recipe.name, quantity).snippet)
-        return 0
-    calibration = gpu_calibration(args, gpu, resolve_specs(args.specs))
-    if calibration is not None:
-        note_assumed(calibration, model)
-    print(latex.instantiated(expr, gpu, calibration))
-    return 0
 
 
 def _fmt_peak(value: float | None) -> str:
@@ -205,57 +139,4 @@ def cmd_specs_show(args: argparse.Namespace) -> int:
 def cmd_specs_schema(args: argparse.Namespace) -> int:
     """``roofline specs schema``: the JSON Schema of spec files."""
     print(json.dumps(json_schema(), indent=2))
-    return 0
-
-
-BUNDLED_SPEC_PATH = Path(__file__).resolve().parents[1] / "data" / "gpus.toml"
-
-
-def cmd_diff(args: argparse.Namespace) -> int:
-    """``roofline diff``: what changed between two spec files, as Markdown or JSON."""
-    path = output_path(args.output, named_inputs(args))
-    if args.base_rev is not None:
-        if len(args.files) > 1:
-            raise RooflineError("with --base-rev give at most one file (HEAD)")
-        head_path = Path(args.files[0]) if args.files else BUNDLED_SPEC_PATH
-        head = load_specs(head_path)
-        base = load_specs_at_rev(args.base_rev, head_path)
-    elif len(args.files) == 2:
-        base, head = load_specs(args.files[0]), load_specs(args.files[1])
-    else:
-        raise RooflineError("give two spec files (BASE HEAD), or --base-rev REV [HEAD]")
-    for warning in (*base.warnings, *head.warnings):
-        print(f"warning: {warning}", file=sys.stderr)
-    result = diff_specs(base, head)
-    render = to_json if args.format == "json" else to_markdown
-    text = render(result)
-    with output(path) as out:
-        out.write(text)
-    return 0
-
-
-def cmd_recipes(args: argparse.Namespace) -> int:
-    """``roofline recipes``: the registry, one recipe a line."""
-    for recipe in RECIPE_LIST:
-        modes = ",".join(m.value for m in recipe.modes)
-        alias = f" (alias: {', '.join(recipe.aliases)})" if recipe.aliases else ""
-        print(f"{recipe.name:34} {recipe.family.value:9} {modes:19} {recipe.summary}{alias}")
-    return 0
-
-
-def cmd_build(args: argparse.Namespace) -> int:
-    """``roofline build``: the site (see :mod:`site_gen`)."""
-    from site_gen.build import build_site
-    from site_gen.inputs import DataPaths
-
-    optional = {"calibration": args.calibration, "measurements": args.measurements}
-    build_site(
-        specs_path=args.specs,
-        site_dir=Path(args.site_dir),
-        serve=args.serve,
-        use_cache=not args.no_cache,
-        max_gpus=args.max_gpus,
-        docs_dir=Path(args.docs_dir) if args.docs_dir else None,
-        data=DataPaths(**{k: Path(v) if v else None for k, v in optional.items()}),
-    )
     return 0

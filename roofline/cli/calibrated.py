@@ -150,6 +150,11 @@ def progress(message: str, delay_s: float = PROGRESS_DELAY_S) -> Iterator[None]:
         timer.join()
 
 
+def _sig4(value: float) -> str:
+    """A parameter value as the CLI prints it: four significant digits."""
+    return units.significant(value, 4)
+
+
 def print_calibration(params: CalibratedParameters) -> None:
     """``specs show --calibrated``: every calibrated parameter with its basis and source."""
     print("  calibrated model parameters (value, basis, source):")
@@ -158,9 +163,9 @@ def print_calibration(params: CalibratedParameters) -> None:
         unit = "" if hw.unit == "1" else f" {hw.unit}"
         spread = ""
         if value.low is not None and value.high is not None and value.low != value.high:
-            low, high = units.significant(value.low, 4), units.significant(value.high, 4)
+            low, high = _sig4(value.low), _sig4(value.high)
             spread = f" (GPUs with data span {low} to {high})"
-        shown = units.significant(value.value, 4)
+        shown = _sig4(value.value)
         print(f"  {hw.spec_key:26} {shown}{unit}  {value.basis}{spread}")
         print(f"  {'':26} {value.source}")
 
@@ -374,7 +379,3 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_CHANGED if moved else 0
-
-
-def _sig4(value: float) -> str:
-    return units.significant(value, 4)

@@ -52,6 +52,18 @@ def on_page_content(html: str, page: Any, **_: Any) -> str:
     return ROLE.sub(lambda m: f"<code>{m[2].rsplit('.', 1)[-1] if m[1] else m[2]}</code>", html)
 
 
+def on_files(files: Any, config: Any, **_: Any) -> Any:
+    """Leave out the theme's source maps (``*.map``, 1.3 MB that only a debugger of
+    mkdocs-material's own minified scripts reads; no page loads them). Maps of the docs
+    themselves are kept."""
+    theme_dirs = [Path(d).resolve() for d in config["theme"].dirs]
+    for file in list(files):
+        source = Path(file.abs_src_path or "").resolve()
+        if file.src_uri.endswith(".map") and any(source.is_relative_to(d) for d in theme_dirs):
+            files.remove(file)
+    return files
+
+
 def _nav_parent(page: Any, nav: Any) -> Any:
     """The nearest listed page above ``page`` (None when it is listed or none is)."""
     if page in nav.pages:

@@ -14,6 +14,7 @@ pd = pytest.importorskip("pandas")
 
 from roofline import evaluate  # noqa: E402
 from roofline.specs import load_specs  # noqa: E402
+from site_gen.markup import exports  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "tests" / "data" / "site_small_specs.toml"
@@ -85,7 +86,7 @@ def test_every_table_has_csv_and_json_that_match_the_page(pages: dict[str, str])
             assert len(frame) == len(data["data"]) == len(split) == len(table) - 1
             for row, shown in zip(data["data"], table[1:], strict=True):
                 for value, cell in zip(row, shown, strict=True):
-                    if isinstance(value, float):  # full precision; the page rounds
+                    if isinstance(value, float):  # six digits; the page rounds further
                         assert float(re.sub(r"[^0-9.e+-]", "", cell)) == pytest.approx(
                             value, rel=1e-3
                         )
@@ -93,6 +94,25 @@ def test_every_table_has_csv_and_json_that_match_the_page(pages: dict[str, str])
                         assert str(value) == _plain(cell), (path, value, cell)
             checked += 1
     assert checked > 100
+
+
+def _assert_six_digits(data: dict, want: dict) -> None:
+    """Each exported number is the evaluation's to six significant digits, exactly."""
+    for i, row in enumerate(data["data"]):
+        record = dict(zip(data["columns"], row, strict=True))
+        for column, values in want.items():
+            value = values[i]
+            expected = float(f"{value:.6g}") if isinstance(value, float) else value
+            assert record[column] == expected, (column, i)
+            if isinstance(value, float):
+                assert record[column] == pytest.approx(value, rel=5e-6)
+
+
+def test_export_float_keeps_six_significant_digits() -> None:
+    assert exports.export_float(0.00020162131290544412) == 0.000201621
+    assert exports.export_float(1.2419817685732737) == 1.24198
+    assert exports.export_float(2.25e15) == 2.25e15
+    assert repr(exports.export_float(123456789.0)) == "123457000.0"
 
 
 def test_column_tables_carry_the_evaluation(pages: dict[str, str]) -> None:
@@ -106,10 +126,7 @@ def test_column_tables_carry_the_evaluation(pages: dict[str, str]) -> None:
         [1280, 8192, 7168, 8192],
         specs=str(SPECS),
     )
-    for i, row in enumerate(data["data"]):
-        record = dict(zip(data["columns"], row, strict=True))
-        for column, values in want.items():
-            assert record[column] == values[i]
+    _assert_six_digits(data, want)
 
 
 def test_calibrated_column_tables_carry_the_calibrated_evaluation(pages: dict[str, str]) -> None:
@@ -127,10 +144,7 @@ def test_calibrated_column_tables_carry_the_calibrated_evaluation(pages: dict[st
         specs=str(SPECS),
         calibrated=True,
     )
-    for i, row in enumerate(data["data"]):
-        record = dict(zip(data["columns"], row, strict=True))
-        for column, values in want.items():
-            assert record[column] == values[i]
+    _assert_six_digits(data, want)
     assert data["data"] != torchao["data"]
 
 

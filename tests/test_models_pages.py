@@ -29,6 +29,7 @@ from site_gen.charts.draw.models import model_time_svg
 from site_gen.charts.models import time_chart
 from site_gen.gather.dense import Atlas, calibration_digest
 from site_gen.gather.models import SITE_TOKENS, ModelAtlas, gather_models, site_ep
+from site_gen.markup.exports import export_float as six
 from site_gen.pages import models as models_page
 from site_gen.pages.base import SiteInput
 
@@ -120,13 +121,13 @@ def test_numbers_are_plan_models(section, specs, calibrated: bool) -> None:
             g.instance.groups,
             g.instance.count,
         ]
-        # Times in milliseconds, in full; speedups as the page rounds them.
-        assert row[6] == g.times[BF16_NAME].total_s * 1e3
+        # Times in milliseconds to six digits; speedups as the page rounds them.
+        assert row[6] == six(g.times[BF16_NAME].total_s * 1e3)
         assert row[7:] == [
             g.best,
             round(g.speedup(g.best), 2),
-            best.forward_s * 1e3,
-            best.backward_s * 1e3,
+            six(best.forward_s * 1e3),
+            six(best.backward_s * 1e3),
         ]
     totals = _export(files, f"totals{suffix}")["data"]
     expected = [plan.baseline, *plan.singles(), plan.mix()]
@@ -134,9 +135,9 @@ def test_numbers_are_plan_models(section, specs, calibrated: bool) -> None:
     for row, t in zip(totals, expected, strict=True):
         band = [_band((specs[GPU], specs), t.recipe)] if calibrated else []
         assert row[1:] == [
-            t.time.forward_s * 1e3,
-            t.time.backward_s * 1e3,
-            t.time.total_s * 1e3,
+            six(t.time.forward_s * 1e3),
+            six(t.time.backward_s * 1e3),
+            six(t.time.total_s * 1e3),
             round(t.speedup, 2),
             len(t.fallbacks),
             *band,

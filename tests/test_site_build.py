@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,31 @@ def test_strict_build_makes_every_page(small_site_dir: Path) -> None:
     assert "by the calibrated model" in html and "torchao&#39;s model" in html
     assert 'id="calibrated-model-parameters"' in html
     _check_api_page(site)
+
+
+@pytest.mark.slow
+def test_the_site_holds_no_weight_a_reader_does_not_see(small_site_dir: Path) -> None:
+    """Issue 21: no two equal charts (pages link the one file), no theme source maps, cell
+    alignment as Material's ``align`` attribute, and every chart a page links exists."""
+    site = small_site_dir
+    charts = {p: p.read_bytes() for p in site.rglob("*.svg") if "assets" not in p.parts}
+    assert len(charts) > 20
+    assert len(set(charts.values())) == len(charts)
+    assert not list(site.rglob("*.map"))
+    linked = 0
+    for page in site.rglob("*.html"):
+        html = page.read_text("utf-8")
+        assert 'style="text-align:' not in html, page
+        for src in re.findall(r'<img [^>]*src="([^"]+\.svg)"', html):
+            assert (page.parent / src).resolve().is_file(), (page, src)
+            linked += 1
+    assert linked >= len(charts)
+    shared = (
+        site / "generated" / "gpus" / "test-b200" / "training-mxfp8_cublas_rceil" / "index.html"
+    )
+    assert 'src="../img/training-mxfp8_cublas-curves.svg"' in shared.read_text("utf-8")
+    model_page = site / "generated" / "models" / "llama3-1-8b" / "test-b200" / "index.html"
+    assert 'align="right"' in model_page.read_text("utf-8")
 
 
 def _check_api_page(site: Path) -> None:

@@ -1,8 +1,9 @@
 """The charts of the site: what each one plots, as :class:`PlotJob` records (drawn later).
 
-A page asks for its charts here; :func:`dedupe` then draws each distinct chart once
-(charts are content-addressed by :func:`chart_key`: recipes whose formulas coincide, such as
-mxfp8_cublas and mxfp8_cublas_rceil, share one drawing written to both paths).
+A page asks for its charts here; each distinct chart is drawn once (charts are
+content-addressed by :func:`chart_key`) and written once: recipes whose formulas coincide,
+such as mxfp8_cublas and mxfp8_cublas_rceil, link one file
+(:func:`site_gen.pages.render.share_charts`).
 """
 
 from __future__ import annotations

@@ -2,15 +2,18 @@
 
 Pure: it returns ``docs-relative path -> text`` (pages, snippets, CSV and JSON exports,
 data files, the nav) and the :class:`~site_gen.charts.jobs.PlotJob` list for the charts, each
-distinct chart once (:func:`site_gen.charts.jobs.dedupe`). Nothing here writes.
+distinct chart once and at one path (:func:`share_charts`). Nothing here writes.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from roofline.analysis.history import SpecHistory
 from roofline.recipes import RECIPE_LIST
 from site_gen import config
 from site_gen.charts.jobs import PlotJob, chart_key, dedupe
+from site_gen.context import rel
 from site_gen.gather.dense import Atlas
 from site_gen.pages import (
     changes,
@@ -31,7 +34,46 @@ from site_gen.pages import (
 )
 from site_gen.pages.base import Instantiated, PageOutput, SiteInput
 
-__all__ = ["PlotJob", "chart_key", "render_pages"]
+__all__ = ["PlotJob", "chart_key", "render_pages", "share_charts"]
+
+
+def _relink(files: dict[str, str], moved: dict[str, str]) -> None:
+    """Point the pages among ``files`` that link a chart of ``moved`` (old -> new
+    docs-relative path) at its new path. Links are ``](target)`` (every page link goes
+    through the ``path`` filter, which passes targets as they are); a moved chart that no
+    page links is a bug, not a file to drop silently."""
+    pages = [path for path in files if path.endswith(".md")]
+    for old, new in moved.items():
+        found = 0
+        for page in pages:
+            target = f"]({rel(old, page)})"
+            found += files[page].count(target)
+            files[page] = files[page].replace(target, f"]({rel(new, page)})")
+        if not found:
+            raise ValueError(f"chart {old} is shared with {new} but no page links it")
+
+
+def share_charts(outputs: Iterable[PageOutput]) -> PageOutput:
+    """The pages' outputs merged, each distinct chart (by :func:`chart_key`) written once:
+    at the path of the first page that asks for it, in render order. A later page that
+    asks for an equal chart (recipes whose formulas coincide, such as mxfp8_cublas and
+    mxfp8_cublas_rceil) links that file instead of a copy of its own, so the site holds
+    no two equal charts."""
+    first: dict[str, str] = {}
+    merged = PageOutput()
+    for out in outputs:
+        moved: dict[str, str] = {}
+        charts: list[PlotJob] = []
+        for job in out.charts:
+            path = first.setdefault(chart_key(job.kind, job.kwargs), job.path)
+            if path == job.path:
+                charts.append(job)
+            else:
+                moved[job.path] = path
+        _relink(out.files, moved)
+        merged.add(PageOutput(out.files, charts))
+    merged.charts = dedupe(merged.charts)  # a page that asks twice for one chart
+    return merged
 
 
 def render_pages(
@@ -39,20 +81,25 @@ def render_pages(
 ) -> tuple[dict[str, str], list[PlotJob]]:
     """All generated pages (path -> text) and the charts to draw."""
     site = SiteInput.of(atlas, instantiated, history)
-    out = PageOutput()
-    out.add(home.render(site))
-    out.add(gpus_index.render(site))
+    out = share_charts(_page_outputs(site))
+    return out.files, out.charts
+
+
+def _page_outputs(site: SiteInput) -> Iterable[PageOutput]:
+    """Every page module's output, in a fixed order (the first asker of a chart keeps it)."""
+    atlas = site.atlas
+    yield home.render(site)
+    yield gpus_index.render(site)
     for g in atlas.gpus:
-        out.add(gpu.render(site, g))
+        yield gpu.render(site, g)
         for mode in config.MODES:
             for result in atlas.for_gpu(g.name, mode):
-                out.add(gpu_recipe.render(site, result))
+                yield gpu_recipe.render(site, result)
         for key, result in atlas.grouped.items():
             if key[0] == g.name:
-                out.add(grouped.render(site, result))
-    out.add(recipes_index.render(site))
+                yield grouped.render(site, result)
+    yield recipes_index.render(site)
     for r in RECIPE_LIST:
-        out.add(recipe.render(site, r))
+        yield recipe.render(site, r)
     for module in (methodology, validation, specs, equations, data, changes, models, nav):
-        out.add(module.render(site))
-    return out.files, dedupe(out.charts)
+        yield module.render(site)

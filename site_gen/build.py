@@ -7,8 +7,8 @@ stage. Stage timings are printed as the build goes (:mod:`site_gen.stages`). The
   write); :mod:`site_gen.keys`: the digest of every input of a build with the manifests of
   what it wrote: a rebuild whose inputs are unchanged and whose site and ``docs/generated``
   still verify (sha256 of every file) does nothing at all;
-* gather, :mod:`site_gen.gather`: every evaluation, the formulas and the git history (the
-  last two on the pool of :mod:`site_gen.pool`);
+* gather, :mod:`site_gen.gather`: every evaluation (one task per GPU), the formulas and
+  the git history, on the pool of :mod:`site_gen.pool`;
 * pages, :mod:`site_gen.pages.render`: every page as text and the charts as jobs;
 * charts: cached ones at once, the rest drawn on the pool (:mod:`site_gen.charts.draw`)
   while mkdocs runs;
@@ -213,8 +213,8 @@ def build(
     First the guard (:func:`check_site_dir`) and the root's lock (:func:`build_lock`).
     When every input is unchanged since the last build and the site folder and
     ``docs/generated`` still hold exactly what it wrote, nothing more is done. Otherwise
-    the stages: load specs, gather (evaluate everything once), LaTeX and git history (in
-    a pool of 2 workers, overlapping gather), render the pages, write the generated files
+    the stages: load specs, gather (evaluate everything once), LaTeX and git history (all
+    three in a pool of 2 workers), render the pages, write the generated files
     into a private copy of the docs (charts still being drawn get placeholders there),
     ``mkdocs build --strict`` into a staging folder while the pool draws the charts, then
     the charts over their placeholders; the staging folders replace ``site_dir`` and
@@ -374,10 +374,10 @@ def _gather_and_render(
         None if history is not None else workers.apply_async(pool.history_for, (specs_path,))
     )
     with (
-        timer.stage("gather", f"{len(specs)} GPUs x modes x recipes x fusion"),
+        timer.stage("gather", f"{len(specs)} GPUs x modes x recipes x fusion (pool)"),
         failing_as("gather", site_dir),
     ):
-        atlas = gather(specs, cache, inputs)
+        atlas = pool.gather_on(workers, specs, cache, inputs)
     with (
         timer.stage("latex", f"instantiated formulas of {len(missing)} GPUs (pool)"),
         failing_as("latex", site_dir),

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections import Counter
+from multiprocessing.pool import Pool
 from pathlib import Path
 
 from roofline.analysis.history import SPEC_PATH, SpecHistory, repo_root, spec_history
 from roofline.errors import RooflineError
-from roofline.specs import GpuSpec
+from roofline.specs import GpuSpec, SpecDatabase
 from site_gen import config
+from site_gen.cache import BuildCache
 from site_gen.charts.draw import gpu, plots
 from site_gen.charts.draw import models as model_charts
 from site_gen.charts.draw import validation as validation_charts
 from site_gen.charts.jobs import PlotJob
+from site_gen.gather import dense
+from site_gen.inputs import ModelInputs
 from site_gen.markup.formulas import Formula, instantiated_for_gpu
 
 _PLOTTERS = {
@@ -48,6 +53,38 @@ def draw(job: PlotJob) -> list[tuple[str, str]]:
 def draw_many(jobs: list[PlotJob]) -> list[tuple[str, str]]:
     """Draw a batch of charts in one task (fewer round trips)."""
     return [item for job in jobs for item in draw(job)]
+
+
+def warm(
+    specs: SpecDatabase, inputs: ModelInputs | None, cache: BuildCache, name: str
+) -> tuple[Counter[str], Counter[str]]:
+    """Evaluate one GPU's share of the gather into ``cache``; returns this task's cache
+    hits and misses (the worker's copy of the cache counts them)."""
+    cache.hits, cache.misses = Counter(), Counter()
+    dense.gather(specs, cache, inputs, only=(name,))
+    return cache.hits, cache.misses
+
+
+def gather_on(
+    workers: Pool, specs: SpecDatabase, cache: BuildCache, inputs: ModelInputs | None = None
+) -> dense.Atlas:
+    """:func:`site_gen.gather.dense.gather`, its evaluations split over ``workers`` (one
+    task per GPU, :func:`warm`), which store them in ``cache``; the gather here then reads
+    them. The cache counts each record once, where it was made or found. Without an
+    enabled cache there is nothing to hand results over in, and this process evaluates."""
+    if not cache.enabled:
+        return dense.gather(specs, cache, inputs)
+    tasks = [workers.apply_async(warm, (specs, inputs, cache, name)) for name in specs]
+    found, made = Counter(cache.hits), Counter(cache.misses)
+    for task in tasks:
+        hits, misses = task.get()
+        found, made = found + hits, made + misses
+    before = Counter(cache.misses)
+    atlas = dense.gather(specs, cache, inputs)
+    # This gather's hits are the records the workers just made or found; a miss here is a
+    # record a worker could not store, evaluated again.
+    cache.hits, cache.misses = found, made + (cache.misses - before)
+    return atlas
 
 
 def latex_for(gpu: GpuSpec) -> tuple[str, dict[tuple[str, str], tuple[Formula, ...]]]:

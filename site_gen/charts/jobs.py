@@ -28,7 +28,8 @@ from roofline.specs import GpuSpec
 from roofline.symbols import ETA_GEMM, ETA_MEM, MEM_BW, K, M, N
 from site_gen import config
 from site_gen.context import GEN, gpu_dir
-from site_gen.gather.dense import DecisionMap, RecipeResult
+from site_gen.gather.decisions import DecisionMap
+from site_gen.gather.dense import RecipeResult
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Stage 1: evaluate the models over the site's grids (dense, grouped, models, validation).
+"""Stage 1: evaluate the models over the site's grids (dense, grouped, models, validation)
+and the decision layer's views of them (decisions).
 
 Every gatherer stores its records in the build cache the same way: :func:`gather_key` says
 what a record depends on, :func:`cached` gets it or computes and stores it, and

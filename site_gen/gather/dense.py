@@ -10,6 +10,7 @@ their headline speedups when the GPU's parameters are assumed
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -320,18 +321,26 @@ def _gathered(
 
 
 def gather(
-    specs: SpecDatabase, cache: BuildCache | None = None, inputs: ModelInputs | None = None
+    specs: SpecDatabase,
+    cache: BuildCache | None = None,
+    inputs: ModelInputs | None = None,
+    only: Collection[str] | None = None,
 ) -> Atlas:
     """Evaluate every GPU x mode x recipe x fusion of ``specs`` in both models, and their
     grouped layers (:mod:`site_gen.gather.grouped`) and every model preset on every GPU
     (:mod:`site_gen.gather.models`), reusing cached results; the calibrated model's
     parameters come from ``inputs`` (None: the bundled calibration file). The published
     measurement sets and the Validation page's data (:mod:`site_gen.gather.validation`)
-    are gathered here too, so no page reads a file or evaluates a model."""
+    are gathered here too, so no page reads a file or evaluates a model.
+
+    ``only`` (GPU names): evaluate just those GPUs (their calibrations still read the whole
+    database) and skip the database-wide parts; :func:`site_gen.pool.warm` runs one such
+    share per worker to fill ``cache``, from which the whole gather then reads."""
     cache = cache or BuildCache(enabled=False)
     inputs = inputs if inputs is not None else bundled_inputs()
     atlas = Atlas(specs, {}, inputs=inputs)
-    for gpu in specs.values():
+    gpus = [g for g in specs.values() if only is None or g.name in only]
+    for gpu in gpus:
         calibration = calibration_for(gpu, specs, inputs.calibration)
         atlas.calibrations[gpu.name] = calibration
         for mode in config.MODES:
@@ -349,49 +358,10 @@ def gather(
                 calibrated.reference = torchao
                 atlas.calibrated_results[key] = calibrated
     keys = {name: calibration_digest(c) for name, c in atlas.calibrations.items()}
-    atlas.grouped = gather_grouped(specs, atlas.calibrations, keys, cache)
-    atlas.models = gather_models(specs, atlas.calibrations, keys, cache)
+    atlas.grouped = gather_grouped(specs, atlas.calibrations, keys, cache, gpus)
+    atlas.models = gather_models(specs, atlas.calibrations, keys, cache, gpus=gpus)
+    if only is not None:
+        return atlas
     atlas.measurements = inputs.published()
     atlas.validation = gather_validation(specs, inputs)
     return atlas
-
-
-# -- derived views: the decision layer (roofline.analysis.guidance) applied to the atlas ---------
-
-
-@dataclass(frozen=True)
-class DecisionMap:
-    """The fastest native recipe per heatmap cell; index -1 means stay in bf16."""
-
-    mode: Mode
-    recipes: tuple[str, ...]  # the native candidates
-    best: np.ndarray  # int, shape of the heat grid
-    best_speedup: np.ndarray
-
-
-def native_results(
-    atlas: Atlas, gpu: str, mode: Mode, calibrated: bool = False
-) -> list[RecipeResult]:
-    """The recipes of ``mode`` that ``gpu`` runs natively: the ones that may be recommended."""
-    return [r for r in atlas.for_gpu(gpu, mode, calibrated) if r.native]
-
-
-def decision_map(atlas: Atlas, gpu: str, mode: Mode, calibrated: bool = False) -> DecisionMap:
-    """Best native recipe per (K=N, M) cell of ``gpu`` in ``mode`` (:func:`guidance.best_of`),
-    by torchao's model or (``calibrated``) the calibrated one."""
-    native = native_results(atlas, gpu, mode, calibrated)
-    shape = (len(config.HEAT_KN), len(config.HEAT_M))
-    if not native:
-        return DecisionMap(mode, (), np.full(shape, -1), np.ones(shape))
-    best, best_speedup = guidance.best_of(np.stack([r.heat for r in native]))
-    return DecisionMap(mode, tuple(r.recipe.name for r in native), best, best_speedup)
-
-
-def best_at_canonical(
-    atlas: Atlas, gpu: str, mode: Mode, calibrated: bool = False
-) -> RecipeResult | None:
-    """The native recipe :func:`roofline.analysis.guidance.pick_best` picks at the canonical
-    shape."""
-    native = {r.recipe.name: r for r in native_results(atlas, gpu, mode, calibrated)}
-    name, _ = guidance.pick_best({n: r.canonical_speedup for n, r in native.items()})
-    return None if name is None else native[name]

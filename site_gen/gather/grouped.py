@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -244,12 +245,14 @@ def gather_grouped(
     calibrations: dict[str, CalibratedParameters],
     calibration_keys: dict[str, str],
     cache: BuildCache | None = None,
+    gpus: Sequence[GpuSpec] | None = None,
 ) -> dict[tuple[str, Mode, str], GroupedResult]:
-    """Every GPU x grouped mode x recipe, calibrated results (their ``reference`` torchao's),
-    reusing cached ones; ``calibration_keys`` digests each GPU's calibrated parameters."""
+    """Every GPU (of ``gpus``, None: of ``specs``) x grouped mode x recipe, calibrated
+    results (their ``reference`` torchao's), reusing cached ones; ``calibration_keys``
+    digests each GPU's calibrated parameters."""
     cache = cache or BuildCache(enabled=False)
     out = {}
-    for gpu in specs.values():
+    for gpu in gpus if gpus is not None else specs.values():
         for mode in GROUPED_MODES:
             for recipe in (r for r in RECIPE_LIST if mode in r.plans):
                 key = calibration_keys[gpu.name]

@@ -13,7 +13,7 @@ prints or writes; the pages are :mod:`site_gen.pages.models`.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from roofline.analysis.policy import BF16_NAME, GemmResult, ModelPlan, plan_model
@@ -181,18 +181,21 @@ def gather_models(
     calibration_keys: Mapping[str, str],
     cache: BuildCache | None = None,
     models: ModelDatabase | None = None,
+    gpus: Sequence[GpuSpec] | None = None,
 ) -> ModelAtlas:
-    """Plan every preset of ``models`` (None: the bundled file) on every GPU of ``specs``
-    in both models (``calibrations``: each GPU's calibrated parameters), reusing cached
-    runs. ``calibration_keys`` (GPU name -> digest of its calibrated parameters) key the
-    cache: those parameters depend on other GPUs of the database too."""
+    """Plan every preset of ``models`` (None: the bundled file) on every GPU of ``gpus``
+    (None: of ``specs``) in both models (``calibrations``: each GPU's calibrated
+    parameters), reusing cached runs. ``calibration_keys`` (GPU name -> digest of its
+    calibrated parameters) key the cache: those parameters depend on other GPUs of the
+    database too."""
     cache = cache or BuildCache(enabled=False)
     database = models if models is not None else load_models()
     check_model_gpus(database, specs)
     runs: dict[tuple[str, str], ModelRun] = {}
+    gpus = tuple(gpus if gpus is not None else specs.values())
     for preset in database:
         ep = site_ep(preset)
-        for gpu in specs.values():
+        for gpu in gpus:
             key = _run_key(preset, gpu, ep, calibration_keys.get(gpu.name, ""))
             runs[(preset.name, gpu.name)] = cached(
                 cache,
@@ -202,4 +205,4 @@ def gather_models(
                     preset, gpu, specs, ep, calibrations[gpu.name]
                 ),
             )
-    return ModelAtlas(tuple(database), tuple(specs.values()), runs)
+    return ModelAtlas(tuple(database), gpus, runs)

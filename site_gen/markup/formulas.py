@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import sympy
@@ -49,6 +50,13 @@ def symbolic_formula(mode: Mode, recipe: str, quantity: Quantity, fusion: bool) 
 
 def symbolic_formulas(mode: Mode, recipe: str, fusion: bool = False) -> list[Formula]:
     """The structured speedup, then each total, in symbols (no GPU)."""
+    # The same for every GPU and model page that quotes them: printed once per site URL
+    # (the permalinks hold it).
+    return list(_symbolic_formulas(mode, recipe, fusion, cite.site_url()))
+
+
+@functools.cache
+def _symbolic_formulas(mode: Mode, recipe: str, fusion: bool, _url: str) -> tuple[Formula, ...]:
     model = build_model(mode, recipe, fusion)
     out = [
         _symbolic(
@@ -59,7 +67,7 @@ def symbolic_formulas(mode: Mode, recipe: str, fusion: bool = False) -> list[For
         )
     ]
     out += [symbolic_formula(mode, recipe, q, fusion) for q in model.quantities()]
-    return out
+    return tuple(out)
 
 
 def instantiated_for_gpu(gpu: GpuSpec) -> dict[tuple[str, str], tuple[Formula, ...]]:

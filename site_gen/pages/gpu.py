@@ -22,7 +22,8 @@ from roofline.symbols import CALIBRATION_SYMBOLS
 from site_gen import config
 from site_gen.charts import jobs as charts
 from site_gen.context import GEN, SUPPORT_BADGE, Table, gpu_page, rel
-from site_gen.gather.dense import Atlas, RecipeResult, best_at_canonical, decision_map
+from site_gen.gather.decisions import best_at_canonical, decision_map
+from site_gen.gather.dense import Atlas, RecipeResult
 from site_gen.markup import safe
 from site_gen.pages.base import PageOutput, SiteInput, page
 from site_gen.pages.rows import specs as spec_rows

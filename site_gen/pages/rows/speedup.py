@@ -1,8 +1,8 @@
 """Row builders of the speedup tables several pages share.
 
 Every number and every choice (best, ranking, break-even M, aggregate) comes from the
-decision layer (:mod:`roofline.analysis.guidance`, through :mod:`site_gen.gather.dense`) and every
-number is formatted by :mod:`roofline.units`; this module only lays them out as
+decision layer (:mod:`roofline.analysis.guidance`, through :mod:`site_gen.gather.decisions`)
+and every number is formatted by :mod:`roofline.units`; this module only lays them out as
 :class:`~site_gen.context.Table` cells with their export names.
 
 The pages lead with the calibrated model: the results given here are calibrated ones
@@ -22,7 +22,8 @@ from roofline.evaluate import compile_model
 from roofline.recipes import Mode
 from site_gen import config
 from site_gen.context import SUPPORT_BADGE, Cell, Table, gpu_page, recipe_result_page, rel
-from site_gen.gather.dense import Atlas, RecipeResult, best_at_canonical, table_sets
+from site_gen.gather.decisions import best_at_canonical
+from site_gen.gather.dense import Atlas, RecipeResult, table_sets
 from site_gen.markup import safe
 
 DASH = units.MISSING

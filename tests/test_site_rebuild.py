@@ -1,0 +1,56 @@
+"""Incremental rebuilds of the small site: unchanged inputs do nothing, one changed GPU
+redoes only its own work, and the result is the site a clean build makes (slow: three
+builds; a file of its own so that pytest-xdist runs it beside test_site_build.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from browser.site_fixtures import SMALL_SPECS, build_small_site, require_katex
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.slow
+def test_rebuilds_reuse_what_is_unchanged(tmp_path: Path, monkeypatch) -> None:
+    from site_gen.build import build
+    from site_gen.cache import BuildCache
+
+    require_katex()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764000000")
+    # Both spec files outside git, so the Changes page (the spec file's git history, with
+    # an export per changed commit) is the same for both and only the bandwidth differs.
+    base = tmp_path / "base.toml"
+    base.write_text(SMALL_SPECS.read_text())
+    build_small_site(tmp_path, specs=base, cache_enabled=True)
+    cache = BuildCache(root=tmp_path / "cache")
+    build(str(base), tmp_path / "site", root=tmp_path / "root", cache=cache)
+    assert sum(cache.misses.values()) == 0
+    assert dict(cache.hits) == {"outputs": 1}  # every input unchanged, the site verified
+
+    # One GPU's bandwidth changes: only its evaluations, formulas and charts are redone.
+    changed = tmp_path / "changed.toml"
+    changed.write_text(
+        base.read_text().replace("peak_mem_bw_bytes_sec = 8e12", "peak_mem_bw_bytes_sec = 7.5e12")
+    )
+    cache = BuildCache(root=tmp_path / "cache")
+    build(str(changed), tmp_path / "site", root=tmp_path / "root", cache=cache)
+    # One evaluation per mode x recipe and model (torchao's and the calibrated one); the
+    # other GPU's calibration does not read bandwidths, so its evaluations are all hits.
+    per_gpu = 2 * sum(len(r.modes) for r in __import__("roofline").recipes.RECIPE_LIST)
+    assert cache.misses["evaluations"] == per_gpu
+    assert cache.hits["evaluations"] == per_gpu  # the other GPU
+    assert (cache.misses["latex"], cache.hits["latex"]) == (1, 1)
+    assert 0 < cache.misses["charts"] < cache.hits["charts"] + cache.misses["charts"]
+    assert cache.misses["outputs"] == 1
+    # mkdocs re-makes the changed GPU's pages (and the pages that compare GPUs) only,
+    # and the site is the one a clean build makes.
+    assert cache.misses["pages"] > 0 and cache.hits["pages"] > 0
+    site = _tree(tmp_path / "site")
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    build_small_site(clean, specs=changed)
+    assert _tree(clean / "site") == site

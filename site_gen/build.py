@@ -21,6 +21,7 @@ stage. Stage timings are printed as the build goes (:mod:`site_gen.stages`). The
 from __future__ import annotations
 
 import multiprocessing
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from roofline.presets import load_models
 from roofline.specs import load_specs
 from site_gen import config, keys, pool
 from site_gen.cache import BuildCache, digest, model_digest
+from site_gen.charts.queue import ChartQueue
 from site_gen.gather.dense import gather
 from site_gen.gather.models import check_model_gpus
 from site_gen.inputs import DataPaths, ModelInputs, load_inputs
@@ -127,40 +129,6 @@ def build_site(
 
 
 # -- charts ----------------------------------------------------------------------------
-
-
-def _start_charts(workers, jobs: list[PlotJob], cache: BuildCache):
-    """Cached charts now; the rest start drawing on the pool (returned as a pending result)."""
-    chart_keys = {job.path: keys.chart_cache_key(job) for job in jobs}
-    charts: dict[str, str] = {}
-    missing = []
-    for job in jobs:
-        svg = cache.get("charts", chart_keys[job.path])
-        if svg is None:
-            missing.append(job)
-        else:
-            charts.update((path, svg) for path in job.paths)
-    step = config.PLOT_BATCH
-    batches = [missing[i : i + step] for i in range(0, len(missing), step)]
-    pending = workers.map_async(pool.draw_many, batches)
-    return charts, missing, pending, chart_keys
-
-
-def _finish_charts(
-    pending,
-    missing: list[PlotJob],
-    chart_keys: dict[str, str],
-    cache: BuildCache,
-    folders: list[Path],
-) -> int:
-    """Wait for the drawn charts, store them, put them in place of their placeholders."""
-    drawn = dict(item for batch in pending.get() for item in batch)
-    for job in missing:
-        cache.put("charts", chart_keys[job.path], drawn[job.path])
-    for folder in folders:
-        for path, svg in drawn.items():
-            replace_file(folder / path, svg.encode())  # a new file: never through a link
-    return len(drawn)
 
 
 # -- the build -------------------------------------------------------------------------
@@ -306,17 +274,22 @@ def _build_staged(
     with context.Pool(
         config.WORKERS, initializer=pool.close_inherited, initargs=(lock_fd,)
     ) as workers:
-        pages, jobs = _gather_and_render(specs_path, specs, site_dir, cache, workers, timer, inputs)
+        queue = ChartQueue(cache, lambda batch: workers.apply_async(pool.draw_many, (batch,)))
+        pages, jobs = _gather_and_render(
+            specs_path, specs, site_dir, cache, workers, timer, inputs, queue.add
+        )
         with (
             timer.stage(
                 "plots",
                 f"{len(jobs)} SVG charts: cached ones now, the rest on "
-                f"{config.WORKERS} workers while mkdocs runs",
+                f"{config.WORKERS} workers since the pages asked, while mkdocs runs",
             ),
             failing_as("plots", site_dir),
         ):
-            charts, missing, pending, chart_keys = _start_charts(workers, jobs, cache)
-            placeholders = {path: PLACEHOLDER_SVG for job in missing for path in job.paths}
+            queue.flush()
+            charts = queue.charts(jobs)
+            drawing = {job.path for job in queue.missing}
+            placeholders = {p: PLACEHOLDER_SVG for j in jobs if j.path in drawing for p in j.paths}
         previous = root / "docs" / config.GENERATED_DIRNAME
         with (
             timer.stage(
@@ -331,10 +304,11 @@ def _build_staged(
             staging.site.mkdir()
             run_mkdocs(staging.site, staging.root / "mkdocs.yml", cache)
         with (
-            timer.stage("charts", f"waiting for {len(missing)} drawings"),
+            timer.stage("charts", f"waiting for {len(queue.missing)} drawings"),
             failing_as("plots", site_dir),
         ):
-            _finish_charts(pending, missing, chart_keys, cache, [staging.docs, staging.site])
+            # A new file over each placeholder: never through a link.
+            queue.finish(jobs, [staging.docs, staging.site], replace_file)
     with timer.stage("swap", f"into {site_dir}"), failing_as("swap", site_dir):
         (staging.site / MARKER).write_text(marker_text(), "utf-8")
         outputs = _outputs(staging) if cache.enabled else None
@@ -363,6 +337,7 @@ def _gather_and_render(
     workers,
     timer: StageTimer,
     inputs: ModelInputs | None = None,
+    on_chart: Callable[[PlotJob], None] | None = None,
 ) -> tuple[dict[str, str], list[PlotJob]]:
     """Evaluations, formulas (pool), history (pool) and the rendered pages."""
     instantiated = {g.name: cache.get("latex", keys.latex_key(g)) for g in specs.values()}
@@ -393,4 +368,4 @@ def _gather_and_render(
             history = history_job.get()
             cache.put("history", history_key, history)
     with timer.stage("render", "Markdown, CSV"), failing_as("render", site_dir):
-        return render_pages(atlas, instantiated, history)
+        return render_pages(atlas, instantiated, history, on_chart)

@@ -1,1 +1,2 @@
-"""Stage 3: the charts as jobs; ``draw/`` holds every matplotlib call (workers only)."""
+"""Stage 3: the charts as jobs (``queue``: how the build starts drawing them as pages ask);
+``draw/`` holds every matplotlib call (workers only)."""

@@ -7,7 +7,7 @@ distinct chart once and at one path (:func:`share_charts`). Nothing here writes.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from roofline.analysis.history import SpecHistory
 from roofline.recipes import RECIPE_LIST
@@ -53,19 +53,25 @@ def _relink(files: dict[str, str], moved: dict[str, str]) -> None:
             raise ValueError(f"chart {old} is shared with {new} but no page links it")
 
 
-def share_charts(outputs: Iterable[PageOutput]) -> PageOutput:
+def share_charts(
+    outputs: Iterable[PageOutput], on_chart: Callable[[PlotJob], None] | None = None
+) -> PageOutput:
     """The pages' outputs merged, each distinct chart (by :func:`chart_key`) written once:
     at the path of the first page that asks for it, in render order. A later page that
     asks for an equal chart (recipes whose formulas coincide, such as mxfp8_cublas and
     mxfp8_cublas_rceil) links that file instead of a copy of its own, so the site holds
-    no two equal charts."""
+    no two equal charts. ``on_chart`` is told of each distinct chart as soon as a page
+    asks for it (the build starts drawing it then)."""
     first: dict[str, str] = {}
     merged = PageOutput()
     for out in outputs:
         moved: dict[str, str] = {}
         charts: list[PlotJob] = []
         for job in out.charts:
-            path = first.setdefault(chart_key(job.kind, job.kwargs), job.path)
+            key = chart_key(job.kind, job.kwargs)
+            if key not in first and on_chart is not None:
+                on_chart(job)
+            path = first.setdefault(key, job.path)
             if path == job.path:
                 charts.append(job)
             else:
@@ -77,11 +83,15 @@ def share_charts(outputs: Iterable[PageOutput]) -> PageOutput:
 
 
 def render_pages(
-    atlas: Atlas, instantiated: Instantiated, history: SpecHistory | None = None
+    atlas: Atlas,
+    instantiated: Instantiated,
+    history: SpecHistory | None = None,
+    on_chart: Callable[[PlotJob], None] | None = None,
 ) -> tuple[dict[str, str], list[PlotJob]]:
-    """All generated pages (path -> text) and the charts to draw."""
+    """All generated pages (path -> text) and the charts to draw (each announced to
+    ``on_chart`` as soon as a page asks for it)."""
     site = SiteInput.of(atlas, instantiated, history)
-    out = share_charts(_page_outputs(site))
+    out = share_charts(_page_outputs(site), on_chart)
     return out.files, out.charts
 
 

@@ -1,0 +1,69 @@
+"""The build's charts, queued as the pages ask for them: cached ones at once, the rest
+drawn in batches on the pool while the pages are still being rendered (and then while
+mkdocs runs), instead of all after the last page.
+
+The queue does not draw: ``submit`` (given by the build) starts a batch on the pool and
+returns its pending result, a list of (path, SVG) per chart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from site_gen import config
+from site_gen.cache import BuildCache
+from site_gen.charts.jobs import PlotJob
+from site_gen.keys import chart_cache_key
+
+
+class ChartQueue:
+    """Charts by first path: the cached SVGs and the jobs still being drawn."""
+
+    def __init__(self, cache: BuildCache, submit: Callable[[list[PlotJob]], Any]) -> None:
+        self.cache = cache
+        self.submit = submit
+        self.cached: dict[str, str] = {}  # first path -> SVG
+        self.missing: list[PlotJob] = []
+        self._keys: dict[str, str] = {}
+        self._batch: list[PlotJob] = []
+        self._pending: list[Any] = []
+
+    def add(self, job: PlotJob) -> None:
+        """Take one distinct chart: from the cache, or into the next batch to draw."""
+        key = self._keys[job.path] = chart_cache_key(job)
+        svg = self.cache.get("charts", key)
+        if svg is not None:
+            self.cached[job.path] = svg
+            return
+        self.missing.append(job)
+        self._batch.append(job)
+        if len(self._batch) >= config.PLOT_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Start the batch gathered so far."""
+        if self._batch:
+            self._pending.append(self.submit(self._batch))
+            self._batch = []
+
+    def charts(self, jobs: list[PlotJob]) -> dict[str, str]:
+        """Every path of the cached ones of ``jobs`` (the final list: a job may have
+        gained copies since it was added) -> its SVG."""
+        return {p: self.cached[j.path] for j in jobs if j.path in self.cached for p in j.paths}
+
+    def finish(self, jobs: list[PlotJob], folders: list[Path], write) -> int:
+        """Wait for the drawings, store them in the cache and ``write(path, bytes)`` each
+        to every path of its job in each folder (over its placeholder); returns how many
+        were drawn."""
+        self.flush()
+        drawn = {path: svg for pending in self._pending for path, svg in pending.get()}
+        for job in self.missing:
+            self.cache.put("charts", self._keys[job.path], drawn[job.path])
+        final = {j.path: j.paths for j in jobs}
+        for folder in folders:
+            for job in self.missing:
+                for path in final.get(job.path, job.paths):
+                    write(folder / path, drawn[job.path].encode())
+        return len(self.missing)

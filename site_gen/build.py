@@ -10,8 +10,8 @@ stage. Stage timings are printed as the build goes (:mod:`site_gen.stages`). The
 * gather, :mod:`site_gen.gather`: every evaluation (one task per GPU), the formulas and
   the git history, on the pool of :mod:`site_gen.pool`;
 * pages, :mod:`site_gen.pages.render`: every page as text and the charts as jobs;
-* charts: cached ones at once, the rest drawn on the pool (:mod:`site_gen.charts.draw`)
-  while mkdocs runs;
+* charts (:mod:`site_gen.charts.queue`): cached ones at once, the rest drawn on the pool
+  (:mod:`site_gen.charts.draw`) as the pages ask for them, while they render and mkdocs runs;
 * output, :mod:`site_gen.output.write`: the private staging folders, the generated files
   written into them (hard links for unchanged ones), :mod:`site_gen.output.mkdocs` (``mkdocs
   build --strict``, its page cache in :mod:`site_gen.output.mkdocs_cache`) and the final
@@ -126,9 +126,6 @@ def build_site(
     )
     if serve:
         serve_site(Path(site_dir))
-
-
-# -- charts ----------------------------------------------------------------------------
 
 
 # -- the build -------------------------------------------------------------------------
@@ -288,8 +285,7 @@ def _build_staged(
         ):
             queue.flush()
             charts = queue.charts(jobs)
-            drawing = {job.path for job in queue.missing}
-            placeholders = {p: PLACEHOLDER_SVG for j in jobs if j.path in drawing for p in j.paths}
+            placeholders = queue.placeholders(jobs, PLACEHOLDER_SVG)
         previous = root / "docs" / config.GENERATED_DIRNAME
         with (
             timer.stage(

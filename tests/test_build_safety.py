@@ -20,7 +20,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from browser.site_fixtures import ROOT, SMALL_SPECS, make_root, require_katex
+from browser.site_fixtures import ROOT, SMALL_SPECS, file_tree, make_root, require_katex
 
 from site_gen import keys
 from site_gen.build import (
@@ -39,10 +39,6 @@ EPOCH = "1764000000"
 REAL_KATEX = assets.cache_dir() / f"katex-{assets.KATEX_VERSION}.tgz"
 KEY = "ab" * 32
 OTHER_KEY = "cd" * 32
-
-
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
 def _dead_pid() -> int:
@@ -75,7 +71,7 @@ def layout(tmp_path: Path) -> dict[str, Path]:
 
 
 def _refused(site: Path, layout: dict[str, Path], match: str) -> None:
-    root, before = layout["root"], _tree(layout["tmp"])
+    root, before = layout["root"], file_tree(layout["tmp"])
     with pytest.raises(BuildError, match=match) as info:
         build(str(SMALL_SPECS), site, root=root, cache=BuildCache(root=layout["cache"]))
     message = str(info.value)
@@ -88,7 +84,7 @@ def _refused(site: Path, layout: dict[str, Path], match: str) -> None:
         )
     else:
         assert "delete" not in message
-    assert _tree(layout["tmp"]) == before  # nothing written, nothing removed
+    assert file_tree(layout["tmp"]) == before  # nothing written, nothing removed
     assert not (root / ".roofline-build.lock").exists()
 
 
@@ -625,7 +621,7 @@ def _placeholders(folder: Path) -> list[str]:
 
 @pytest.mark.slow
 def test_a_damaged_cache_gives_a_byte_identical_site(warm, tmp_path, capfd) -> None:
-    reference = _tree(warm["site"])
+    reference = file_tree(warm["site"])
     assert reference[MARKER].startswith(b"Roofline Atlas site")
     assert not _placeholders(warm["root"] / "docs" / "generated")
     root, cache = _warm_copy(warm, tmp_path)
@@ -661,7 +657,7 @@ def test_a_damaged_cache_gives_a_byte_identical_site(warm, tmp_path, capfd) -> N
     shutil.copytree(warm["site"], site)  # a previous site: replaced without complaint
     (site / "stale.html").write_text("from an older build")
     build(str(SMALL_SPECS), site, root=root, cache=cache)
-    assert _tree(site) == reference
+    assert file_tree(site) == reference
     lines = _warnings(capfd.readouterr().err)
     assert len(lines) == 6, lines
     assert sorted(line.split("entry ")[1].split("/")[0] for line in lines) == [
@@ -677,7 +673,7 @@ def test_a_damaged_cache_gives_a_byte_identical_site(warm, tmp_path, capfd) -> N
     # The repaired cache: nothing to redo, the site verifies as it is, silently.
     again = BuildCache(root=tmp_path / "cache")
     build(str(SMALL_SPECS), site, root=root, cache=again)
-    assert _tree(site) == reference
+    assert file_tree(site) == reference
     assert _warnings(capfd.readouterr().err) == []
     assert dict(again.hits) == {"outputs": 1} and sum(again.misses.values()) == 0
     # An edited site no longer verifies: rebuilt from the cache, whole again.
@@ -685,7 +681,7 @@ def test_a_damaged_cache_gives_a_byte_identical_site(warm, tmp_path, capfd) -> N
     (root / "docs" / "generated" / "stray.md").write_text("# stray")
     tampered = BuildCache(root=tmp_path / "cache")
     build(str(SMALL_SPECS), site, root=root, cache=tampered)
-    assert _tree(site) == reference
+    assert file_tree(site) == reference
     assert not (root / "docs" / "generated" / "stray.md").exists()
     assert tampered.misses["outputs"] == 1 and tampered.misses["pages"] == 0
 
@@ -706,7 +702,7 @@ def test_a_new_site_url_reaches_cached_rebuilds(warm, tmp_path, monkeypatch) -> 
         root=make_root(tmp_path / "clean"),
         cache=BuildCache(enabled=False),
     )
-    cached, clean = _tree(tmp_path / "cached"), _tree(tmp_path / "clean" / "site")
+    cached, clean = file_tree(tmp_path / "cached"), file_tree(tmp_path / "clean" / "site")
     assert cached == clean
     page = cached["generated/gpus/test-h100/training-rowwise/index.html"].decode()
     assert f"{url}generated/gpus/test-h100/training-rowwise/#f-" in page
@@ -716,7 +712,7 @@ def test_a_new_site_url_reaches_cached_rebuilds(warm, tmp_path, monkeypatch) -> 
     generated = root / "docs" / "generated" / "gpus" / "test-h100" / "training-rowwise.md"
     assert generated.is_file()
     assert url in generated.read_text("utf-8")  # docs/generated (mkdocs serve) follows
-    assert 'rel="canonical"' not in _tree(warm["site"])["index.html"].decode()  # unset: none
+    assert 'rel="canonical"' not in file_tree(warm["site"])["index.html"].decode()  # unset: none
 
 
 @pytest.mark.slow
@@ -725,7 +721,7 @@ def test_a_killed_build_leaves_no_placeholders_and_is_cleaned_up(warm, tmp_path)
     shutil.copytree(warm["root"] / "docs" / "generated", root / "docs" / "generated")
     site = tmp_path / "site"
     shutil.copytree(warm["site"], site)
-    before_docs, before_site = _tree(root / "docs"), _tree(site)
+    before_docs, before_site = file_tree(root / "docs"), file_tree(site)
     script = (
         f"import sys; sys.path.insert(0, {str(ROOT)!r}); from pathlib import Path; "
         "from site_gen.build import build; from site_gen.cache import BuildCache; "
@@ -748,12 +744,12 @@ def test_a_killed_build_leaves_no_placeholders_and_is_cleaned_up(warm, tmp_path)
     pids = [re.search(r"\.tmp-(\d+)-", p.name).group(1) for p in stale_root + stale_site]
     assert pids == [str(proc.pid)] * 2
     assert _placeholders(stale_root[0] / "docs" / "generated")  # they only ever lived there
-    assert _tree(root / "docs") == before_docs
-    assert _tree(site) == before_site
+    assert file_tree(root / "docs") == before_docs
+    assert file_tree(site) == before_site
     with build_lock(root):  # the killed build's workers do not hold the lock
         remove_stale_staging(root, site)
     assert not [p for p in stale_root + stale_site if p.exists()]
-    assert _tree(site) == before_site
+    assert file_tree(site) == before_site
 
 
 def test_the_input_key_covers_every_input(tmp_path, monkeypatch) -> None:

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from browser.site_fixtures import file_tree
 
 from site_gen.cache import BuildCache
 from site_gen.output.mkdocs import run_mkdocs
@@ -47,16 +48,12 @@ def _project(folder: Path, pages: dict[str, str], snippet: str = "Included.\n") 
     return folder / "mkdocs.yml"
 
 
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-
 def _build(
     folder: Path, pages: dict[str, str], cache: BuildCache, snippet: str = "Included.\n"
 ) -> dict[str, bytes]:
     site = folder / "site"
     run_mkdocs(site, _project(folder, pages, snippet), cache)
-    return _tree(site)
+    return file_tree(site)
 
 
 @pytest.fixture(autouse=True)
@@ -168,7 +165,7 @@ def _build_with(
     if remove is not None:
         (folder / "docs" / remove).unlink()
     run_mkdocs(folder / "site", config, cache)
-    return _tree(folder / "site")
+    return file_tree(folder / "site")
 
 
 def test_a_new_static_file_re_makes_no_page(tmp_path: Path) -> None:

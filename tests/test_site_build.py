@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
-from browser.site_fixtures import SMALL_SPECS, build_small_site, require_katex
+from browser.site_fixtures import SMALL_SPECS, build_small_site, file_tree, require_katex
 
 
 @pytest.mark.slow
@@ -88,17 +88,13 @@ def test_charts_are_deterministic() -> None:
     assert all("<svg" in svg and "Date" not in svg[:400] for svg in first)
 
 
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-
 @pytest.mark.slow
 def test_two_builds_are_byte_identical(tmp_path: Path, monkeypatch) -> None:
     require_katex()
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764000000")
     first, _ = build_small_site(tmp_path / "a")
     second, _ = build_small_site(tmp_path / "b")
-    one, two = _tree(first), _tree(second)
+    one, two = file_tree(first), file_tree(second)
     assert one.keys() == two.keys()
     assert [name for name in one if one[name] != two[name]] == []
 
@@ -109,21 +105,21 @@ def test_failed_builds_leave_the_previous_site_intact(tmp_path: Path) -> None:
 
     require_katex()
     site, _ = build_small_site(tmp_path)
-    before = _tree(site)
+    before = file_tree(site)
     broken = tmp_path / "broken.toml"
     broken.write_text(
         SMALL_SPECS.read_text().replace("bf16_peak_tops = 989e12", 'bf16_peak_tops = "fast"')
     )
     with pytest.raises(RooflineError, match="bf16_peak_tops"):
         build_small_site(tmp_path, specs=broken)
-    assert _tree(site) == before
+    assert file_tree(site) == before
     # A strict-mode warning (a dead link in a hand-written page) fails in mkdocs, late.
     page = tmp_path / "root" / "docs" / "index.md"
     page.write_text(page.read_text() + "\n[dead](no-such-page.md)\n")
     with pytest.raises(RooflineError, match="stage mkdocs") as info:
         build_small_site(tmp_path)
     assert "left exactly as it was" in str(info.value) and "\n" not in str(info.value)
-    assert _tree(site) == before
+    assert file_tree(site) == before
     assert not [p for p in site.parent.iterdir() if p.name.startswith(".site.")]
     assert not [
         p for p in (tmp_path / "root").iterdir() if p.name.startswith(".roofline-build.tmp")

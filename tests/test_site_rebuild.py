@@ -7,11 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browser.site_fixtures import SMALL_SPECS, build_small_site, require_katex
-
-
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+from browser.site_fixtures import SMALL_SPECS, build_small_site, file_tree, require_katex
 
 
 @pytest.mark.slow
@@ -49,8 +45,8 @@ def test_rebuilds_reuse_what_is_unchanged(tmp_path: Path, monkeypatch) -> None:
     # mkdocs re-makes the changed GPU's pages (and the pages that compare GPUs) only,
     # and the site is the one a clean build makes.
     assert cache.misses["pages"] > 0 and cache.hits["pages"] > 0
-    site = _tree(tmp_path / "site")
+    site = file_tree(tmp_path / "site")
     clean = tmp_path / "clean"
     clean.mkdir()
     build_small_site(clean, specs=changed)
-    assert _tree(clean / "site") == site
+    assert file_tree(clean / "site") == site

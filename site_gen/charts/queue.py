@@ -49,9 +49,12 @@ class ChartQueue:
             self._batch = []
 
     def charts(self, jobs: list[PlotJob]) -> dict[str, str]:
-        """Every path of the cached ones of ``jobs`` (the final list: a job may have
-        gained copies since it was added) -> its SVG."""
-        return {p: self.cached[j.path] for j in jobs if j.path in self.cached for p in j.paths}
+        """Every path of the cached ones of ``jobs`` -> its SVG."""
+        return _every_path(jobs, self.cached)
+
+    def placeholders(self, jobs: list[PlotJob], svg: str) -> dict[str, str]:
+        """Every path of the ones of ``jobs`` still being drawn -> ``svg``."""
+        return _every_path(jobs, {job.path: svg for job in self.missing})
 
     def finish(self, jobs: list[PlotJob], folders: list[Path], write) -> int:
         """Wait for the drawings, store them in the cache and ``write(path, bytes)`` each
@@ -61,9 +64,14 @@ class ChartQueue:
         drawn = {path: svg for pending in self._pending for path, svg in pending.get()}
         for job in self.missing:
             self.cache.put("charts", self._keys[job.path], drawn[job.path])
-        final = {j.path: j.paths for j in jobs}
+        files = _every_path(jobs, {job.path: drawn[job.path] for job in self.missing})
         for folder in folders:
-            for job in self.missing:
-                for path in final.get(job.path, job.paths):
-                    write(folder / path, drawn[job.path].encode())
+            for path, svg in files.items():
+                write(folder / path, svg.encode())
         return len(self.missing)
+
+
+def _every_path(jobs: list[PlotJob], by_first: dict[str, str]) -> dict[str, str]:
+    """Each path of the ``jobs`` whose first path ``by_first`` holds -> that value. ``jobs``
+    is the final list: a job may have gained copies since it was added."""
+    return {path: by_first[j.path] for j in jobs if j.path in by_first for path in j.paths}

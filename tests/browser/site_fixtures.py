@@ -12,6 +12,12 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 SMALL_SPECS = ROOT / "tests" / "data" / "site_small_specs.toml"
 
 
+def file_tree(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (relative path -> bytes): two builds compare equal when
+    their trees do."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
 def require_katex() -> None:
     """Skip when KaTeX is neither cached nor obtainable (no npm)."""
     from site_gen.output.assets import KATEX_VERSION, cache_dir

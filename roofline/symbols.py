@@ -186,6 +186,16 @@ T_GEMM = _hw(
     "fixed latency of a GEMM kernel (added to its roofline time)",
     "s",
 )
+# Block-scaled FP4 GEMM kernels (NVFP4 / MXFP4 on Blackwell) have a fixed cost of their own:
+# at M <= 512 a CUTLASS NVFP4 GEMM takes ~10 us where the fp8 one takes ~5 (helion PRs
+# #3046 / #3209, vLLM PR #20646), so they do not share t_gemm.
+T_GEMM_FP4 = _hw(
+    "t_gemm_fp4",
+    "fp4_gemm_fixed_latency_s",
+    r"t_{\mathrm{gemm,fp4}}",
+    "fixed latency of a block-scaled fp4 GEMM kernel (NVFP4, MXFP4; added to its roofline time)",
+    "s",
+)
 T_CAST = _hw(
     "t_cast",
     "cast_fixed_latency_s",
@@ -277,6 +287,16 @@ ETA_HADAMARD_CAST_SR, T_HADAMARD_CAST_SR = _kind_pair(
 ETA_FP4_TILE, T_FP4_TILE = _kind_pair(
     "fp4_tile", "fp4,tile", "NVFP4 16 x 16 two-dimensional weight casts (row + column outputs)"
 )
+# A per-tensor amax reduction ends in a grid-wide combine (a second pass, or atomics into
+# an initialised accumulator), so its fixed cost is its own, not a pointwise cast's.
+T_REDUCE = _hw(
+    "t_reduce",
+    "reduce_fixed_latency_s",
+    r"t_{\mathrm{reduce}}",
+    "fixed latency of a per-tensor amax reduction kernel, its grid-wide combine included "
+    "(added to its memory time)",
+    "s",
+)
 
 #: The calibrated model's parameters, in argument order after HARDWARE_SYMBOLS.
 CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
@@ -305,6 +325,8 @@ CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
     T_HADAMARD_CAST,
     T_HADAMARD_CAST_SR,
     T_FP4_TILE,
+    T_REDUCE,
+    T_GEMM_FP4,
 )
 
 #: Symbol -> LaTeX name, for ``sympy.latex(expr, symbol_names=LATEX_NAMES)``.

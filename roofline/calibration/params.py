@@ -137,7 +137,11 @@ _GEMM_PARENT = {"fp8": "bf16", "fp8_block": "fp8", "fp4": "fp8"}
 _CAST_PARENT = {"hadamard_cast_sr": "hadamard_cast"}
 #: Likewise a fixed latency without a stored value takes its parent kernel's (else the
 #: spec database's launch floor).
-_LATENCY_PARENT = {"hadamard_cast_sr_fixed_latency_s": "hadamard_cast_fixed_latency_s"}
+_LATENCY_PARENT = {
+    "hadamard_cast_sr_fixed_latency_s": "hadamard_cast_fixed_latency_s",
+    "reduce_fixed_latency_s": "cast_fixed_latency_s",
+    "fp4_gemm_fixed_latency_s": "gemm_fixed_latency_s",
+}
 
 
 def mamf_efficiency(gpu: GpuSpec, fmt: str) -> ParameterValue | None:

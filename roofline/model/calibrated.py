@@ -18,7 +18,11 @@ report can show both; only each term's time expression differs:
 * a cast kernel takes ``n_launch t_cast + bytes / (eta_kind B)``, with ``eta_kind`` the
   measured fraction of peak bandwidth of its memory pattern (row, column, tile, reduce);
   a kernel that fusion modelling removes entirely (an amax read fused into the producer)
-  takes no time at all.
+  takes no time at all;
+* with inference fusion, a quantize kernel that torch.compile cannot fuse an activation
+  into (``CastKernel.takes_prologue`` False: torchao's Triton NVFP4 quantize) leaves the
+  activation in a pass of its own, so that kernel's term also pays the pass:
+  ``t_cast + 2 M K / (eta_row B)`` (its output write; its read is the amax pass's).
 """
 
 from __future__ import annotations
@@ -72,11 +76,13 @@ from roofline.symbols import (
     T_CAST,
     T_FP4_TILE,
     T_GEMM,
+    T_GEMM_FP4,
     T_HADAMARD_AMAX,
     T_HADAMARD_CAST,
     T_HADAMARD_CAST_SR,
     T_REARRANGE,
     T_REARRANGE_K,
+    T_REDUCE,
     G,
     HardwareSymbol,
     K,
@@ -112,7 +118,8 @@ KIND_EFFICIENCY: dict[CastKind, HardwareSymbol] = {
 #: Cast kind -> its fixed latency per launch: the kinds measured as separate kernels
 #: (grouped layers, NVFP4 training) have their own; the others share t_cast.
 KIND_LATENCY: dict[CastKind, HardwareSymbol] = {
-    **dict.fromkeys((CastKind.ROW, CastKind.COLUMN, CastKind.TILE, CastKind.REDUCE), T_CAST),
+    **dict.fromkeys((CastKind.ROW, CastKind.COLUMN, CastKind.TILE), T_CAST),
+    CastKind.REDUCE: T_REDUCE,
     CastKind.REARRANGE: T_REARRANGE,
     CastKind.REARRANGE_K: T_CAST,  # plus t_rearr,K per serial step (calibrated_rearrange_time)
     CastKind.HADAMARD_AMAX: T_HADAMARD_AMAX,
@@ -203,7 +210,8 @@ def calibrated_gemm_time(
     block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
     copies = (shape.rhs_copies, shape.out_copies)
     bytes_moved = gemm_bytes(m, k, n, fmt, *copies, block, SCALE_E8M0_BYTES)
-    return GemmTime(compute, streaming_time(bytes_moved), T_GEMM.symbol, epilogue)
+    latency = (T_GEMM_FP4 if fmt is FP4 else T_GEMM).symbol
+    return GemmTime(compute, streaming_time(bytes_moved), latency, epilogue)
 
 
 def kind_time(kind: CastKind, bytes_moved: sympy.Expr, launches: int = 1) -> sympy.Expr:
@@ -222,6 +230,14 @@ def calibrated_cast_time(kernel: CastKernel, fused: bool, grouped: bool = False)
         # no kernel is launched, so there is no latency to pay either.
         return sympy.Integer(0)
     return kind_time(kernel.kind, bytes_moved, kernel.launches)
+
+
+def unfused_activation_time() -> sympy.Expr:
+    """t_cast + 2 M K / (eta_row B): with inference fusion, the activation a quantize
+    kernel cannot take as a prologue runs in its own pass (with the amax's first stage,
+    whose read the quantize kernel's term already counts) and writes its M x K bf16
+    output for the quantize kernel to read: one more launch and that write."""
+    return T_CAST.symbol + streaming_time(BF16.bytes_per_element * M * K)
 
 
 @functools.cache
@@ -250,8 +266,13 @@ class _CalibratedTiming:
         )
         return calibrated_gemm_time(shape, fmt, recipe, rescale)
 
-    def cast(self, kernel: CastKernel, fused: bool, grouped: bool) -> sympy.Expr:
-        return calibrated_cast_time(kernel, fused, grouped)
+    def cast(
+        self, kernel: CastKernel, fused: bool, grouped: bool, prologue: bool = False
+    ) -> sympy.Expr:
+        time = calibrated_cast_time(kernel, fused, grouped)
+        if prologue and not kernel.takes_prologue:
+            time = time + unfused_activation_time()
+        return time
 
     def rearrange(self, kernel: Rearrange) -> sympy.Expr:
         return calibrated_rearrange_time(kernel)

@@ -182,8 +182,11 @@ class Timing(Protocol):
         """One GEMM of ``recipe`` with operands in ``fmt`` (bf16 for the baseline)."""
         ...
 
-    def cast(self, kernel: CastKernel, fused: bool, grouped: bool) -> sympy.Expr:
-        """One cast kernel, in the layer's M, K, N (and G when ``grouped``)."""
+    def cast(
+        self, kernel: CastKernel, fused: bool, grouped: bool, prologue: bool = False
+    ) -> sympy.Expr:
+        """One cast kernel, in the layer's M, K, N (and G when ``grouped``); ``prologue``:
+        inference fusion puts the layer's activation into this kernel."""
         ...
 
     def rearrange(self, kernel: Rearrange) -> sympy.Expr:
@@ -224,7 +227,9 @@ def _cast_terms(
         counts[kernel.role] = counts.get(kernel.role, 0) + 1
         key = f"cast.{kernel.role}.{counts[kernel.role]}"
         label = f"{kernel.role}: {kernel.description}"
-        time = timing.cast(kernel, fused, grouped)
+        # Inference fusion hands the input's activation to its (first) quantize kernel.
+        prologue = fusion and mode is Mode.INFERENCE and counts[kernel.role] == 1
+        time = timing.cast(kernel, fused, grouped, prologue=prologue)
         terms.append(Term(key, label, Quantity.OVERHEAD, time, phase=kernel.phase))
     return terms
 

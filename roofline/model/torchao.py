@@ -79,7 +79,10 @@ class _TorchaoTiming:
         scale_block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
         return shaped_gemm_time(shape, fmt, scale_block)
 
-    def cast(self, kernel: CastKernel, fused: bool, grouped: bool) -> sympy.Expr:
+    def cast(
+        self, kernel: CastKernel, fused: bool, grouped: bool, prologue: bool = False
+    ) -> sympy.Expr:
+        # torchao 0.18 fuses every inference activation into its quantize kernel for free.
         return cast_kernel_time(kernel, fused, grouped)
 
     def rearrange(self, kernel: Rearrange) -> sympy.Expr:

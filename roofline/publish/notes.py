@@ -192,10 +192,15 @@ CALIBRATED: tuple[Note, ...] = (
         "Fixed latencies fitted on small shapes",
         "Instead of torchao's launch floor (the longest of compute, memory and the floor), "
         "every GEMM adds a fixed latency to the longer of its compute and memory times, "
-        "and every cast or pointwise kernel launch adds one too. The "
-        "latencies are model-wide, fitted on the small shapes of the fit sets, and make "
-        "the achieved fraction of peak fall at small shapes, where torchao's model is "
-        "optimistic.",
+        "and every cast or pointwise kernel launch adds one too. The latencies are "
+        "model-wide, one per kernel kind (bf16 and fp8 GEMMs, block-scaled fp4 GEMMs, casts, "
+        "amax reductions, and the grouped and NVFP4 training kernels), each pinned by "
+        "device-timed measurements of that kernel alone at small sizes (GEMMs at M = 1 to "
+        "16, tiny quantize kernels, amax kernels) as well as by the small shapes of the "
+        "layer-level fit sets. They make the achieved fraction of peak fall at small "
+        "shapes, where torchao's model is optimistic. Libraries differ here: vLLM's "
+        "CUTLASS GEMMs start about 2.5 us sooner than torch._scaled_mm, which torchao's "
+        "recipes call and the fit follows.",
         "roofline/data/calibration.toml",
     ),
     Note(
@@ -227,6 +232,19 @@ CALIBRATED: tuple[Note, ...] = (
         "launch floor; in practice the amax is a separate reduction kernel, so the "
         "calibrated model pays two launches for it, with the same bytes.",
         "roofline/recipes/kernels.py nvfp4_dynamic_inference",
+    ),
+    Note(
+        "Dynamic nvfp4 cannot fuse the activation",
+        "With inference fusion torchao's model lets every quantize kernel take the "
+        "activation before it as a prologue, so only the bf16 side pays an activation "
+        "kernel. Dynamic nvfp4 quantizes with torchao's Triton NVFP4 kernel (the "
+        "config's default use_triton_kernel=True), which torch.compile cannot fuse into "
+        "(torchao's inference.md names this 'lack of fusion for some recipes'): the "
+        "activation runs in its own pass with the amax's first stage and writes its output "
+        "for the quantize kernel to read. The calibrated model adds that launch and the "
+        "2 M K bytes written to the cast's term.",
+        "roofline/recipes/model.py CastKernel.takes_prologue; "
+        "roofline/model/calibrated.py unfused_activation_time",
     ),
     Note(
         "The fit",

@@ -50,13 +50,15 @@ def cast_kernel(
     kind: CastKind = CastKind.ROW,
     launches: int = 1,
     phase: Phase | None = None,
+    takes_prologue: bool = True,
 ) -> CastKernel:
     """One kernel; its phase defaults to backward for grad_output, forward otherwise."""
     text = description.replace("x_", _TENSOR_LETTER[role])
     if phase is None:
         phase = Phase.BACKWARD if role is Role.GRAD_OUTPUT else Phase.FORWARD
+    read_bytes, write_bytes = sympy.sympify(read), sympy.sympify(write)
     return CastKernel(
-        role, text, sympy.sympify(read), sympy.sympify(write), fusable, kind, launches, phase
+        role, text, read_bytes, write_bytes, fusable, kind, launches, phase, takes_prologue
     )
 
 
@@ -204,11 +206,15 @@ def nvfp4_dynamic_inference(scaling: Scaling) -> ModePlan:
     """Amax and cast, counted as one kernel."""
     # torchao 0.18 sums the amax pass and the cast into one kernel's traffic, so the
     # launch floor applies once; in practice the amax is its own reduction kernel, which
-    # the calibrated model pays for as a second launch.
+    # the calibrated model pays for as a second launch. The cast is torchao's Triton
+    # NVFP4 quantize kernel (NVFP4DynamicActivationNVFP4WeightConfig's default
+    # use_triton_kernel=True), which torch.compile cannot fuse an activation into
+    # (torchao's inference.md names this 'lack of fusion for some recipes').
     read = 2 * _BF16 * NUMEL
     write = FP4.bytes_per_element * NUMEL + _scale_bytes(required_block(scaling))
     description = "x_bf16 -> amax; x_bf16, amax -> x_nvfp4 (one kernel)"
-    return inference_plan(FP4, cast_kernel(Role.INPUT, description, read, write, launches=2))
+    kernel = cast_kernel(Role.INPUT, description, read, write, launches=2, takes_prologue=False)
+    return inference_plan(FP4, kernel)
 
 
 def nvfp4_training(scaling: Scaling) -> ModePlan:

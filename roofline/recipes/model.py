@@ -155,6 +155,10 @@ class CastKernel:
     # The pass that runs it: forward casts feed the output GEMM (or run there to save
     # the tensor for backward), backward casts feed only grad_input / grad_weight.
     phase: Phase = Phase.FORWARD
+    # False for a kernel torch.compile cannot fuse a producer into (an opaque Triton
+    # kernel such as torchao's NVFP4 quantize): with inference fusion the activation then
+    # runs as its own pass and writes its output, which the calibrated model pays for.
+    takes_prologue: bool = True
 
     @property
     def fuses_under_fusion(self) -> bool:

@@ -5,8 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from roofline import SpecDatabase, load_specs
+
+# Speed is measured by the benchmarks, never asserted in a test: hypothesis's per-example
+# deadline (200 ms) fails property tests on a loaded 2-core machine for no fault of theirs.
+settings.register_profile("roofline", deadline=None)
+settings.load_profile("roofline")
 
 DATA = Path(__file__).parent / "data"
 BROKEN = DATA / "broken"

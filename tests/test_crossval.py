@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -22,7 +23,13 @@ from roofline.analysis.crossval import (
     sources,
     without_sets,
 )
-from roofline.analysis.error_bands import RowBasis, band_for, load_error_bands, row_basis
+from roofline.analysis.error_bands import (
+    RowBasis,
+    band_for,
+    load_error_bands,
+    parse_error_bands,
+    row_basis,
+)
 from roofline.analysis.validation import GOALS, validate
 from roofline.calibration.bounds import (
     MAX_FIXED_LATENCY_S,
@@ -39,6 +46,7 @@ from roofline.measurements import SetRole, load_measurements
 from roofline.model.compiled import compile_model
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import load_specs
+from roofline.specs.text import load_toml
 from roofline.symbols import CALIBRATION_SYMBOLS
 
 SPECS = load_specs()
@@ -274,7 +282,9 @@ def test_rows_of_a_gpu_without_measurements_carry_the_family_or_global_band(caps
     assert main(args) == 0
     (row,) = json.loads(capsys.readouterr().out)
     assert row["basis"] in ("family", "global")
-    band = band_for(SPECS["AMD Instinct MI350X"], RowBasis(row["basis"]))
+    # the band of the CV points of the row's size (4096^3 = 2^36)
+    band = band_for(SPECS["AMD Instinct MI350X"], RowBasis(row["basis"]), mkn=4096.0**3)
+    assert band.size == "2^36 <= MKN < 2^39"
     assert row["error_band"] == pytest.approx(round(band.fraction, 4))
 
 
@@ -296,3 +306,81 @@ def test_support_flags_parameters_pinned_by_one_point_or_one_shape():
     assert (one_point.points, one_point.shapes) == (1, 1) and one_point.weak
     cast = rows[(None, "cast_fixed_latency_s")]  # M1 sweeps and the H100 cast table
     assert cast.points >= 3 and cast.shapes >= 2 and not cast.weak
+
+
+# -- size-aware bands ---------------------------------------------------------------------
+
+_SIZED = """
+overall = 0.3
+[gpu]
+"NVIDIA B200" = 0.25
+[family]
+"Blackwell datacenter" = 0.28
+[size]
+"MKN < 2^27" = 0.6
+"2^36 <= MKN < 2^39" = 0.12
+[gpu_size."NVIDIA B200"]
+"2^36 <= MKN < 2^39" = 0.08
+[family_size."Blackwell datacenter"]
+"MKN < 2^27" = 0.5
+"""
+
+
+def test_a_band_at_a_shape_is_the_cv_error_of_points_of_its_size():
+    bands = parse_error_bands(load_toml(_SIZED), "test")
+    b200, gb200 = SPECS["NVIDIA B200"], SPECS["NVIDIA GB200"]
+    big, tiny, middle = 8192.0 * 4096 * 4096, 16.0 * 1024 * 1024, 2.0**31
+    own = band_for(b200, RowBasis.MEASURED, bands, mkn=big)
+    assert (own.fraction, own.of, own.size) == (0.08, "NVIDIA B200", "2^36 <= MKN < 2^39")
+    assert "NVIDIA B200 CV at 2^36 <= MKN < 2^39" in own.text()
+    # no B200 points that small: its family's points of that size, then every source's
+    family = band_for(b200, RowBasis.MEASURED, bands, mkn=tiny)
+    assert (family.fraction, family.of) == (0.5, "Blackwell datacenter family")
+    assert band_for(gb200, RowBasis.GLOBAL, bands, mkn=tiny).fraction == 0.6
+    assert band_for(gb200, RowBasis.FAMILY, bands, mkn=big).of == "all sources"
+    # a size no table has: the size-blind bands, as without a shape
+    blind = band_for(b200, RowBasis.MEASURED, bands, mkn=middle)
+    assert blind == band_for(b200, RowBasis.MEASURED, bands) and blind.size is None
+
+
+def test_the_stored_bands_hold_sizes_only_where_enough_points_were_scored(cv):
+    from roofline.analysis.crossval import by_group_and_size, size_of
+    from roofline.analysis.error_bands import MIN_BAND_POINTS
+
+    counts: dict[tuple[str, str], int] = {}
+    for fold in cv.folds:
+        for result in fold.results:
+            for p in result.points:
+                key = (result.set.gpu, size_of(result.set, p.point))
+                counts[key] = counts.get(key, 0) + 1
+    sized = by_group_and_size(cv, gpu_of)
+    assert sized, "no GPU has enough points at any size"
+    for gpu, sizes in sized.items():
+        for bucket in sizes:
+            assert counts[(gpu, bucket)] >= MIN_BAND_POINTS
+    stored = load_error_bands().gpu_sizes
+    assert stored.keys() == sized.keys()
+    for gpu, sizes in sized.items():
+        assert stored[gpu] == pytest.approx(sizes, abs=1e-4), gpu
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ('[gpu_size."NVIDIA B200"]\n"MKN < 2^99" = 0.1\n', "MKN < 2^99"),
+        ('[gpu_size."NVIDIA B200"]\n"MKN < 2^27" = 11.0\n', "MKN < 2^27"),
+        ('[family_size]\n"Hopper" = 0.2\n', "family_size"),
+    ],
+)
+def test_a_damaged_size_table_is_refused_naming_the_key(text, field):
+    with pytest.raises(DataFileError, match=re.escape(field)):
+        parse_error_bands(load_toml("overall = 0.3\n" + text), "test.toml")
+
+
+def test_a_band_file_with_sizes_reads_back_as_written():
+    from roofline.analysis.error_bands import bands_toml
+
+    nested = {"gpu_size": {'Acme "X1"': {"MKN >= 2^39": 0.05, "MKN < 2^27": 0.7}}}
+    text = bands_toml(0.3, {}, {}, nested=nested)
+    bands = parse_error_bands(load_toml(text), "test")
+    assert bands.gpu_sizes == {'Acme "X1"': {"MKN < 2^27": 0.7, "MKN >= 2^39": 0.05}}

@@ -60,7 +60,8 @@ def _without_range(text: str) -> str:
 def _band(gpu, mode: Mode, recipe: str) -> str:
     """``±23%`` (``*`` on a fallback): roofline.analysis.error_bands' band of the calibrated model."""
     model = compile_model(mode, recipe, calibrated=True).model
-    band = model_band(gpu, calibration_of(gpu, SPECS), model)
+    mkn = float(guidance.CANONICAL_M * guidance.CANONICAL_KN**2)  # the site's numbers' size
+    band = model_band(gpu, calibration_of(gpu, SPECS), model, mkn)
     return f"±{band.fraction:.0%}" + ("*" if band.fallback else "")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from browser.site_fixtures import SMALL_SPECS
 
+from roofline.analysis import guidance
 from roofline.analysis.error_bands import model_band
 from roofline.analysis.history import SpecHistory
 from roofline.analysis.policy import BF16_NAME, plan_model
@@ -172,7 +173,8 @@ def _band(gpu_specs, recipe: str) -> str:
     if recipe not in RECIPES:
         return "—"
     model = compile_model("training", recipe, calibrated=True).model
-    band = model_band(gpu, calibration_of(gpu, specs), model)
+    mkn = float(guidance.CANONICAL_M * guidance.CANONICAL_KN**2)  # the site's numbers' size
+    band = model_band(gpu, calibration_of(gpu, specs), model, mkn)
     return f"±{band.fraction:.0%}" + ("*" if band.fallback else "")
 
 

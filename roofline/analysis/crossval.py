@@ -18,13 +18,12 @@ The refits need scipy (the ``fit`` extra).
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit, urlunsplit
 
-from roofline.analysis.error_bands import bands_toml
+from roofline.analysis.error_bands import MIN_BAND_POINTS, SIZE_BUCKETS, bands_toml, size_bucket
 from roofline.analysis.fit import fit_on, free_parameters, with_gpu_parameters, with_values
 from roofline.analysis.validation import (
     ModelKind,
@@ -283,22 +282,10 @@ def support(data: CalibrationData, measurements: MeasurementDatabase) -> tuple[S
     return tuple(out)
 
 
-#: Shape-size buckets of the Validation page: a point's largest GEMM, M x K x N.
-SIZE_BUCKETS: tuple[tuple[str, float], ...] = (
-    ("MKN < 2^27", 2.0**27),
-    ("2^27 <= MKN < 2^30", 2.0**30),
-    ("2^30 <= MKN < 2^33", 2.0**33),
-    ("2^33 <= MKN < 2^36", 2.0**36),
-    ("2^36 <= MKN < 2^39", 2.0**39),
-    ("MKN >= 2^39", math.inf),
-)
-
-
 def size_of(_mset: MeasurementSet, point: Point) -> str:
     """The size bucket of a point (its largest GEMM's M x K x N); a key for
     :meth:`CrossValidation.by_point`."""
-    mkn = max(float(m) * k * n for m, k, n in point.shapes)
-    return next(name for name, limit in SIZE_BUCKETS if mkn < limit)
+    return size_bucket(max(float(m) * k * n for m, k, n in point.shapes))
 
 
 def by_size(cv: CrossValidation, model: ModelKind = ModelKind.CALIBRATED) -> dict[str, float]:
@@ -314,6 +301,21 @@ def points_by_size(cv: CrossValidation) -> dict[str, int]:
     return {name: errors[name][1] for name, _ in SIZE_BUCKETS if name in errors}
 
 
+def by_group_and_size(
+    cv: CrossValidation, group: Callable[[MeasurementSet], str]
+) -> dict[str, dict[str, float]]:
+    """Group -> size bucket -> mean CV error, where the group has at least
+    :data:`MIN_BAND_POINTS` scored points of that size (``group``: :func:`gpu_of`, or a
+    GPU family via :func:`gpu_family_key`)."""
+    out: dict[str, dict[str, float]] = {}
+    errors = cv.by_point(lambda mset, point: f"{group(mset)}\0{size_of(mset, point)}")
+    for key, (error, count) in errors.items():
+        name, bucket = key.split("\0")
+        if count >= MIN_BAND_POINTS:
+            out.setdefault(name, {})[bucket] = error
+    return out
+
+
 def bands_from(cv: CrossValidation, specs: SpecDatabase) -> str:
     """The error-band file (:mod:`roofline.analysis.error_bands`) of a cross-validation."""
     gpus = {name: error for name, (error, _) in cv.by(gpu_of).items()}
@@ -326,4 +328,9 @@ def bands_from(cv: CrossValidation, specs: SpecDatabase) -> str:
         "size_torchao": by_size(cv, ModelKind.TORCHAO),
     }
     extra = {"fit": cv.fit_mean_error(), "torchao": cv.torchao_mean_error()}
-    return bands_toml(cv.cv_mean_error(), gpus, families, extra, tables, points_by_size(cv))
+    nested = {
+        "gpu_size": by_group_and_size(cv, gpu_of),
+        "family_size": by_group_and_size(cv, gpu_family_key(specs)),
+    }
+    sizes = points_by_size(cv)
+    return bands_toml(cv.cv_mean_error(), gpus, families, extra, tables, sizes, nested)

@@ -14,6 +14,14 @@ cross-validation by source (:mod:`roofline.analysis.crossval`) measured on data 
 * ``family``: the family's sets, else all sets;
 * ``global``: all sets.
 
+A number at a known shape takes the band of the same data restricted to points of its
+size (:data:`SIZE_BUCKETS`, by the largest GEMM's M x K x N) where at least
+:data:`MIN_BAND_POINTS` such points were scored: small GEMMs, where fixed latencies and
+kernel choices dominate, are far less certain than large ones, and a GPU whose only
+measurements are tiny kernels should not lend their error to its large GEMMs. Without
+enough points of that size the band falls back, in order, to the family's points of that
+size, to every source's points of that size, then to the size-blind bands above.
+
 The bands are data (``roofline/data/error_bands.toml``), written from a cross-validation
 run by ``tools/refit_calibration.py`` (a CV refits the calibration a dozen times and
 needs scipy, which evaluating must not); ``tests/test_crossval.py`` fails when they are
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -43,6 +52,24 @@ BUNDLED_BANDS = "bundled error bands (roofline/data/error_bands.toml)"
 # The per-GPU parameters, by symbol: the model-wide latencies (GLOBAL_KEYS) are the same
 # for every GPU and say nothing about how much of its own data a number rests on.
 _PER_GPU = {hw.symbol: hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.spec_key not in GLOBAL_KEYS}
+
+#: Shape-size buckets of the bands and the Validation page: a point's largest GEMM,
+#: M x K x N, below each limit.
+SIZE_BUCKETS: tuple[tuple[str, float], ...] = (
+    ("MKN < 2^27", 2.0**27),
+    ("2^27 <= MKN < 2^30", 2.0**30),
+    ("2^30 <= MKN < 2^33", 2.0**33),
+    ("2^33 <= MKN < 2^36", 2.0**36),
+    ("2^36 <= MKN < 2^39", 2.0**39),
+    ("MKN >= 2^39", math.inf),
+)
+#: A GPU's or family's band at one size needs at least this many scored points there.
+MIN_BAND_POINTS = 3
+
+
+def size_bucket(mkn: float) -> str:
+    """The name of the size bucket of a GEMM (or layer) whose largest M x K x N is ``mkn``."""
+    return next(name for name, limit in SIZE_BUCKETS if mkn < limit)
 
 
 class RowBasis(enum.StrEnum):
@@ -78,6 +105,9 @@ class ErrorBands:
     sizes: Mapping[str, float] = field(default_factory=dict)
     sizes_torchao: Mapping[str, float] = field(default_factory=dict)
     size_points: Mapping[str, int] = field(default_factory=dict)
+    # Per GPU and per family: size bucket -> CV error, where MIN_BAND_POINTS points allow.
+    gpu_sizes: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    family_sizes: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,6 +117,7 @@ class ErrorBand:
     basis: RowBasis
     fraction: float  # the CV mean absolute error that applies (0.18 = +/-18%)
     of: str  # whose CV error it is: "NVIDIA B200", "CDNA3 family", "all sources"
+    size: str | None = None  # the size bucket of the points it is over (None: every size)
 
     @property
     def fallback(self) -> bool:
@@ -98,11 +129,10 @@ class ErrorBand:
         return units.band(self.fraction)
 
     def text(self) -> str:
-        """``±18% (no measurement on this GPU; CDNA3 family CV)``."""
-        if self.basis is RowBasis.MEASURED:
-            why = f"{self.of} CV"
-        else:
-            why = f"no measurement on this GPU; {self.of} CV"
+        """``±18% (no measurement on this GPU; CDNA3 family CV at 2^36 <= MKN < 2^39)``."""
+        why = f"{self.of} CV" + (f" at {self.size}" if self.size else "")
+        if self.basis is not RowBasis.MEASURED:
+            why = f"no measurement on this GPU; {why}"
         return f"{units.band(self.fraction)} ({why})"
 
 
@@ -127,9 +157,12 @@ def _model_keys(model: RooflineModel) -> frozenset[str]:
     return per_gpu_keys(t.expr for t in model.terms)
 
 
-def model_band(gpu: GpuSpec, params: CalibratedParameters, model: RooflineModel) -> ErrorBand:
-    """The error band of every number a calibrated ``model`` gives for ``gpu``."""
-    return band_for(gpu, _basis(params, _model_keys(model)), own=params.cv)
+def model_band(
+    gpu: GpuSpec, params: CalibratedParameters, model: RooflineModel, mkn: float | None = None
+) -> ErrorBand:
+    """The error band of a number a calibrated ``model`` gives for ``gpu`` at a shape whose
+    largest GEMM has M x K x N = ``mkn`` (None: size-blind)."""
+    return band_for(gpu, _basis(params, _model_keys(model)), own=params.cv, mkn=mkn)
 
 
 #: Whose CV error an own-fit band is, after the GPU's name ("NVIDIA L40S own-fit CV").
@@ -137,20 +170,44 @@ OWN_FIT = "own-fit"
 
 
 def band_for(
-    gpu: GpuSpec, basis: RowBasis, bands: ErrorBands | None = None, own: GpuCv | None = None
+    gpu: GpuSpec,
+    basis: RowBasis,
+    bands: ErrorBands | None = None,
+    own: GpuCv | None = None,
+    mkn: float | None = None,
 ) -> ErrorBand:
     """The error band of a number of ``basis`` on ``gpu``; ``own``: the cross-validated
     error of the GPU's own fit (its calibration file's ``[gpu.cv]``), which a number
-    resting on the GPU's own parameters takes before any bundled band."""
+    resting on the GPU's own parameters takes before any bundled band; ``mkn``: the
+    number's largest M x K x N, for the band of points of its size (module docstring)."""
     bands = bands if bands is not None else load_error_bands()
     family = family_of(gpu)
     if basis is RowBasis.MEASURED and own is not None:
         return ErrorBand(basis, own.mean_error, f"{gpu.name} {OWN_FIT}")
+    if mkn is not None:
+        sized = _sized_band(gpu.name, family, basis, bands, size_bucket(mkn))
+        if sized is not None:
+            return sized
     if basis is RowBasis.MEASURED and gpu.name in bands.gpus:
         return ErrorBand(basis, bands.gpus[gpu.name], gpu.name)
     if basis is not RowBasis.GLOBAL and family in bands.families:
         return ErrorBand(basis, bands.families[family], f"{family} family")
     return ErrorBand(basis, bands.overall, "all sources")
+
+
+def _sized_band(
+    gpu: str, family: str, basis: RowBasis, bands: ErrorBands, bucket: str
+) -> ErrorBand | None:
+    """The band of the points of one size: the GPU's, the family's, every source's."""
+    candidates = (
+        (basis is RowBasis.MEASURED, bands.gpu_sizes.get(gpu, {}), gpu),
+        (basis is not RowBasis.GLOBAL, bands.family_sizes.get(family, {}), f"{family} family"),
+        (True, bands.sizes, "all sources"),
+    )
+    for allowed, table, whose in candidates:
+        if allowed and bucket in table:
+            return ErrorBand(basis, table[bucket], whose, bucket)
+    return None
 
 
 def parse_error_bands(doc: Mapping[str, object], origin: str) -> ErrorBands:
@@ -182,6 +239,20 @@ def parse_error_bands(doc: Mapping[str, object], origin: str) -> ErrorBands:
             problems.append(DataProblem(origin, key, name, expected, repr(raw[name])))
         return good
 
+    def nested(key: str) -> dict[str, dict[str, float]]:
+        raw = doc.get(key, {})
+        if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
+            expected = "a table of name = {size bucket = fraction}"
+            problems.append(DataProblem(origin, None, key, expected, "?"))
+            return {}
+        names = {name for name, _ in SIZE_BUCKETS}
+        out: dict[str, dict[str, float]] = {}
+        for name, sizes in raw.items():
+            for bucket in sizes.keys() - names:
+                problems.append(DataProblem(origin, f"{key}.{name}", bucket, "a size bucket", "?"))
+            out[name] = {b: fraction(f"{key}.{name}", b, v) for b, v in sizes.items() if b in names}
+        return out
+
     overall = fraction("", "overall", doc.get("overall"))
     optional = {key: fraction("", key, doc[key]) for key in ("fit", "torchao") if key in doc}
     bands = ErrorBands(
@@ -195,6 +266,8 @@ def parse_error_bands(doc: Mapping[str, object], origin: str) -> ErrorBands:
         sizes=table("size"),
         sizes_torchao=table("size_torchao"),
         size_points=counts("size_points"),
+        gpu_sizes=nested("gpu_size"),
+        family_sizes=nested("family_size"),
         **optional,
     )
     if problems:
@@ -221,11 +294,13 @@ def bands_toml(
     extra: Mapping[str, float] | None = None,
     tables: Mapping[str, Mapping[str, float]] | None = None,
     size_points: Mapping[str, int] | None = None,
+    nested: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
 ) -> str:
     """The error-band file's text (written by ``tools/refit_calibration.py``): ``extra``
     holds more top-level numbers (``fit``, ``torchao``), ``tables`` more name -> fraction
     tables (``source``, ``source_torchao``, ``recipe_family``, ``size``, ``size_torchao``);
-    ``size_points`` the scored points per size bucket."""
+    ``size_points`` the scored points per size bucket; ``nested`` the per-size tables
+    (``gpu_size``, ``family_size``: name -> size bucket -> fraction)."""
     lines = [
         "# Roofline Atlas: cross-validated error bands (roofline.analysis.error_bands).",
         "# Written by `python tools/refit_calibration.py` from `roofline validate --cv source`:",
@@ -243,4 +318,9 @@ def bands_toml(
     if size_points:
         lines += ["", "[size_points]"]
         lines += [f"{toml_string(name)} = {count}" for name, count in sorted(size_points.items())]
+    order = [name for name, _ in SIZE_BUCKETS]
+    for key, groups in (nested or {}).items():
+        for name, sizes in sorted(groups.items()):
+            lines += ["", f"[{key}.{toml_string(name)}]"]
+            lines += [f"{toml_string(b)} = {sizes[b]:.4f}" for b in order if b in sizes]
     return "\n".join(lines) + "\n"

@@ -107,9 +107,11 @@ def _bounds(parameters: Sequence[ParameterId]) -> tuple[list[float], list[float]
 def _residuals(
     sets: Sequence[MeasurementSet], specs: SpecDatabase, data: CalibrationData
 ) -> np.ndarray:
+    # Each GPU's parameters resolved once per evaluation (the fit calls this ~100 times).
+    params = {name: calibration_for(specs[name], specs, data) for name in {s.gpu for s in sets}}
     parts = []
     for mset in sets:
-        predicted = predict_set(mset, specs, data)
+        predicted = predict_set(mset, specs, data, params[mset.gpu])
         measured = np.array([p.value for p in mset.points])
         parts.append(np.log(predicted / measured))
     return np.concatenate(parts)

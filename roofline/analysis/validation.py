@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, load_calibration
-from roofline.calibration.params import calibration_for
+from roofline.calibration.params import CalibratedParameters, calibration_for
 from roofline.measurements import (
     MeasuredQuantity,
     MeasurementDatabase,
@@ -154,15 +154,19 @@ def predict_set(
     mset: MeasurementSet,
     specs: SpecDatabase,
     calibration: CalibrationData | None,
+    params: CalibratedParameters | None = None,
 ) -> np.ndarray:
     """The model's prediction of every point of ``mset``: torchao's model when
-    ``calibration`` is None, else the calibrated model with those parameters."""
+    ``calibration`` is None, else the calibrated model with those parameters (``params``:
+    the set's GPU's, already resolved from ``calibration``; a fit passes them to resolve
+    each GPU once per evaluation, not once per set)."""
     gpu = specs[mset.gpu]
     recipe = get_recipe(mset.recipe, mset.mode)
     calibrated = calibration is not None
     grouped = mset.groups is not None
     compiled = compile_model(mset.mode, recipe, mset.fusion, calibrated, grouped)
-    params = calibration_for(gpu, specs, calibration) if calibrated else None
+    if calibrated and params is None:
+        params = calibration_for(gpu, specs, calibration)
     owner = np.array([i for i, p in enumerate(mset.points) for _ in p.shapes])
     dims = np.array([s for p in mset.points for s in p.shapes], dtype=np.float64)
     groups = np.full(len(owner), float(mset.groups)) if grouped else None

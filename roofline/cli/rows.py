@@ -26,7 +26,8 @@ import numpy as np
 
 from roofline import capability as cap
 from roofline import device
-from roofline.analysis.error_bands import model_band
+from roofline.analysis.error_bands import SIZE_BUCKETS, model_band
+from roofline.calibration.params import CalibratedParameters
 from roofline.cli.calibrated import check_calibrated_args, gpu_calibration, note_assumed
 from roofline.cli.output import named_inputs, output, output_path
 from roofline.errors import ShapeError, spreadsheet_safe
@@ -40,9 +41,10 @@ from roofline.evaluate import (
     resolve_specs,
 )
 from roofline.model.compiled import compile_model
+from roofline.model.terms import RooflineModel
 from roofline.recipes import Mode, get_recipe
 from roofline.shapes import ShapeTable, generate, parse_shape, read_shapes_file
-from roofline.specs import GpuMatch
+from roofline.specs import GpuMatch, GpuSpec
 
 #: Rows evaluated and written at a time: output is streamed, memory stays flat.
 CHUNK_ROWS = 1 << 15
@@ -93,8 +95,9 @@ class _Chunk:
 
     names: Sequence[str] | None
     columns: dict[str, np.ndarray]
-    # Fields every row carries (the calibrated model's basis and error band, JSON only).
-    extra: dict[str, object] = field(default_factory=dict)
+    # Fields of each row beyond the columns (the calibrated model's basis and error band,
+    # JSON only): field -> one value per row.
+    extra: dict[str, Sequence[object]] = field(default_factory=dict)
 
 
 def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
@@ -116,13 +119,14 @@ def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
             check_groups(table.M[rows], groups)
     warn_fallback(match)
     note_capability(verdict)
-    extra: dict[str, object] = {}
+    bands: _RowBands | None = None
     if calibration is not None:
         model = compile_model(mode, recipe, args.fusion, calibrated=True, grouped=grouped).model
         note_assumed(calibration, model)
-        band = model_band(gpu, calibration, model)
-        extra = {"basis": band.basis.value, "error_band": round(band.fraction, 4)}
+        bands = _RowBands.of(gpu, calibration, model)
     for rows in _row_slices(len(table)):
+        mkn = table.M[rows].astype(float) * table.K[rows] * table.N[rows]
+        extra = bands.extra(mkn) if bands is not None else {}
         columns = evaluate_columns(
             gpu,
             mode,
@@ -135,6 +139,28 @@ def _chunks(args: argparse.Namespace, table: ShapeTable) -> Iterator[_Chunk]:
             groups=groups,
         )
         yield _Chunk(None if table.names is None else table.names[rows], columns, extra)
+
+
+@dataclass(frozen=True)
+class _RowBands:
+    """The calibrated model's basis and its error band per size bucket
+    (:func:`roofline.analysis.error_bands.model_band`), looked up once per bucket."""
+
+    basis: str
+    fractions: np.ndarray  # per SIZE_BUCKETS entry, 4 digits
+
+    @classmethod
+    def of(cls, gpu: GpuSpec, calibration: CalibratedParameters, model: RooflineModel) -> _RowBands:
+        # Each bucket's band, asked at its lower end (1 for the first).
+        starts = [1.0, *(limit for _, limit in SIZE_BUCKETS[:-1])]
+        bands = [model_band(gpu, calibration, model, mkn=start) for start in starts]
+        return cls(bands[0].basis.value, np.array([round(b.fraction, 4) for b in bands]))
+
+    def extra(self, mkn: np.ndarray) -> dict[str, Sequence[object]]:
+        """``basis`` and ``error_band`` of rows whose M x K x N are ``mkn``."""
+        limits = np.array([limit for _, limit in SIZE_BUCKETS])
+        bands = self.fractions[np.searchsorted(limits, mkn, side="right")].tolist()
+        return {"basis": [self.basis] * len(bands), "error_band": bands}
 
 
 def _is_int_column(column: str) -> bool:
@@ -213,8 +239,12 @@ def _csv_layout(table: ShapeTable, header: list[str]) -> _Layout:
 
 def _json_text(chunk: _Chunk, header: list[str]) -> str:
     values = [chunk.columns[c].tolist() for c in header]
+    extra = [
+        dict(zip(chunk.extra, row, strict=True)) for row in zip(*chunk.extra.values(), strict=True)
+    ]
     rows = [
-        {**dict(zip(header, row, strict=True)), **chunk.extra} for row in zip(*values, strict=True)
+        {**dict(zip(header, row, strict=True)), **(extra[i] if extra else {})}
+        for i, row in enumerate(zip(*values, strict=True))
     ]
     if chunk.names is not None:
         rows = [{"name": name, **row} for name, row in zip(chunk.names, rows, strict=True)]

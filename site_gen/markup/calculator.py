@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from markupsafe import Markup
 
-from roofline.analysis.error_bands import RowBasis, band_for
+from roofline.analysis.error_bands import SIZE_BUCKETS, RowBasis, band_for
 from roofline.calibration.params import CalibratedParameters
 from roofline.capability import classify
 from roofline.errors import RooflineError, ShapeError, unknown
@@ -225,11 +225,20 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
-def _bands(gpu: GpuSpec, calibration: CalibratedParameters) -> dict[str, list[Any]]:
-    """Basis -> [fraction, whose CV error] of :func:`roofline.analysis.error_bands.band_for`, so the
-    page gives a calibrated number the band Python gives it."""
-    bands = {basis: band_for(gpu, basis, own=calibration.cv) for basis in RowBasis}
-    return {basis.value: [band.fraction, band.of] for basis, band in bands.items()}
+def _bands(gpu: GpuSpec, calibration: CalibratedParameters) -> dict[str, list[list[Any]]]:
+    """Basis -> per size bucket ``[upper M x K x N limit (null: none), fraction, whose CV
+    error, the size bucket it is over (null: every size)]`` of
+    :func:`roofline.analysis.error_bands.band_for`, so the page gives a calibrated number at
+    its shape the band Python gives it."""
+    starts = [1.0, *(limit for _, limit in SIZE_BUCKETS[:-1])]
+    out: dict[str, list[list[Any]]] = {}
+    for basis in RowBasis:
+        entries = []
+        for (_, limit), start in zip(SIZE_BUCKETS, starts, strict=True):
+            band = band_for(gpu, basis, own=calibration.cv, mkn=start)
+            entries.append([_finite(limit), band.fraction, band.of, band.size])
+        out[basis.value] = entries
+    return out
 
 
 def _gpu_data(gpu: GpuSpec, calibration: CalibratedParameters) -> dict[str, Any]:

@@ -18,8 +18,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from roofline import units
-from roofline.analysis.crossval import SIZE_BUCKETS, Support
-from roofline.analysis.error_bands import ErrorBands
+from roofline.analysis.crossval import Support
+from roofline.analysis.error_bands import MIN_BAND_POINTS, SIZE_BUCKETS, ErrorBands
 from roofline.analysis.validation import (
     GOALS,
     LARGE_GEMM_MKN,
@@ -31,6 +31,7 @@ from roofline.analysis.validation import (
 from roofline.calibration.data import CalibrationData
 from roofline.measurements import MeasurementSet, SetRole, TimedRegion
 from roofline.specs import SpecDatabase
+from site_gen import config
 from site_gen.charts.jobs import PlotJob
 from site_gen.charts.validation import (
     SIZE_WIDTH_PX,
@@ -268,7 +269,22 @@ def _cv_tables(bands: ErrorBands) -> dict[str, Table]:
             ("---", "--:", "--:", "--:"),
             name="cv-by-size",
         ),
+        "gpu_sizes": _sized_table(bands),
     }
+
+
+def _sized_table(bands: ErrorBands) -> Table:
+    """The bands of one size per GPU and per family (where enough points were scored):
+    what a number at a known shape is quoted with."""
+    buckets = [name for name, _ in SIZE_BUCKETS]
+
+    def cells(sizes: Mapping[str, float]) -> tuple[str, ...]:
+        return tuple(vr.percent(sizes[b]) if b in sizes else units.MISSING for b in buckets)
+
+    rows = [(gpu, *cells(sizes)) for gpu, sizes in sorted(bands.gpu_sizes.items())]
+    rows += [(f"{f} family", *cells(s)) for f, s in sorted(bands.family_sizes.items())]
+    align = ("---", *("--:" for _ in buckets))
+    return Table(("GPU or family", *buckets), rows, align, name="cv-by-gpu-and-size")
 
 
 def _own_cv_table(calibration: CalibrationData) -> Table:
@@ -366,6 +382,12 @@ def render_with(site: SiteInput, data: ValidationData) -> PageOutput:
         chart_px=WIDTH_PX,
         size_chart=rel(SIZE_CHART, PAGE) if bands.sizes else None,
         size_chart_px=SIZE_WIDTH_PX,
+        min_band_points=MIN_BAND_POINTS,
+        canonical={
+            "m": config.CANONICAL_M,
+            "kn": config.CANONICAL_KN,
+            "log2_mkn": math.log2(config.CANONICAL_M * config.CANONICAL_KN**2),
+        },
     )
     out.charts = [validation_chart(r, f"{IMG_DIR}/{r.set.id}.svg") for r in report.sets]
     size_chart = _size_chart(bands)

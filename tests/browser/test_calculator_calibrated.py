@@ -357,7 +357,9 @@ def test_calibrated_speedup_carries_the_python_error_band(session, gpu, mode, re
     assert page.input_value(".ra-calc select[name=recipe]") == recipe
     spec = SPECS[gpu]
     model = compile_model(mode, recipe, calibrated=True).model
-    want = model_band(spec, calibration_of(spec, SPECS), model)
+    m, k, n = case["shape"]
+    want = model_band(spec, calibration_of(spec, SPECS), model, float(m) * k * n)
+    assert want.size is not None and want.size in note.inner_text()
     assert note.get_attribute("data-basis") == want.basis.value
     assert float(note.get_attribute("data-band")) == pytest.approx(want.fraction)
     assert f"±{want.fraction:.0%}" in note.inner_text()

@@ -499,7 +499,7 @@ def _best_in_python(gpu_name: str, mode: str, M: int, K: int, N: int):
         rows.append((float(cols["r_fp8_gemm_and_ovhd_spdp"]), recipe))
     speedup, recipe = max(rows, key=lambda r: r[0])
     model = compile_model(mode, recipe, False, calibrated=True, grouped=False).model
-    band = model_band(gpu, calibration_of(gpu, specs), model)
+    band = model_band(gpu, calibration_of(gpu, specs), model, float(M) * K * N)
     return recipe.name, speedup, band.fraction
 
 

@@ -669,8 +669,8 @@
       this.status.appendChild(el("p", { class: "ra-calc-note", text: "With your overrides of " +
         Object.keys(hw.overridden).join(", ") + " (not the published spec)." }));
     }
-    if (calibrated) this.calibrationNotes(key, hw.overridden, grouped);
     var M = Number(dims.M), K = Number(dims.K), N = Number(dims.N);
+    if (calibrated) this.calibrationNotes(key, hw.overridden, grouped, M * K * N);
     var torchao = evaluateColumns(key, mode, M, K, N, hw.values, null, G);
     var result = calibrated ?
       evaluateColumns(key, mode, M, K, N, hw.values, gpuData.cal, G) : torchao;
@@ -689,7 +689,7 @@
 
   // What the calibrated model does not take from the form: overrides of the figures it
   // replaces with its own, and the parameters that are assumed (no measurement) for this GPU.
-  Calculator.prototype.calibrationNotes = function (key, overridden, grouped) {
+  Calculator.prototype.calibrationNotes = function (key, overridden, grouped, mkn) {
     var entry = own(window.RooflineModels.models, key);
     var ignores = (grouped ? entry.grouped : entry).calibrated.ignores;
     var unused = Object.keys(overridden).filter(function (k) { return ignores.indexOf(k) >= 0; });
@@ -699,12 +699,13 @@
           "calibrated model (it uses its own efficiencies and fixed latencies); it changes " +
           "only torchao's speedup shown beside it." }));
     }
-    var band = this.band(key, grouped);
+    var band = this.band(key, grouped, mkn);
     this.status.appendChild(el("p", { class: "ra-calc-note", "data-role": "calibration-band",
       "data-basis": band.basis, "data-band": String(band.fraction),
       text: "Cross-validated error band of the calibrated speedup: ±" +
         Math.round(band.fraction * 100) + "% (" + (band.basis === "measured" ? "" :
-        "no measurement on this GPU; ") + band.of + " CV)." }));
+        "no measurement on this GPU; ") + band.of + " CV" +
+        (band.size ? " at " + band.size : "") + ")." }));
     var assumed = this.gpuData().cal_assumed;
     if (assumed.length) {
       this.status.appendChild(el("p", { class: "ra-calc-note", "data-role": "calibration-assumed",
@@ -715,17 +716,20 @@
 
   // roofline.error_bands.model_band: the weakest level among the per-GPU parameters the
   // calibrated model uses sets the basis; the GPU's bands give its fraction.
-  Calculator.prototype.band = function (key, grouped) {
-    return bandOf(this.gpuData(), key, grouped);
+  Calculator.prototype.band = function (key, grouped, mkn) {
+    return bandOf(this.gpuData(), key, grouped, mkn);
   };
 
-  function bandOf(g, key, grouped) {
+  // mkn: the shape's M x K x N; the band is that of the CV points of its size bucket
+  // (each entry: [upper limit or null, fraction, whose CV error, size bucket or null]).
+  function bandOf(g, key, grouped, mkn) {
     var entry = own(window.RooflineModels.models, key);
     var keys = (grouped ? entry.grouped : entry).calibrated.band_keys;
     var order = ["gpu", "family", "global"], worst = 0;
     keys.forEach(function (k) { worst = Math.max(worst, order.indexOf(g.cal_levels[k])); });
-    var basis = ["measured", "family", "global"][worst], band = g.bands[basis];
-    return { basis: basis, fraction: band[0], of: band[1] };
+    var basis = ["measured", "family", "global"][worst], sizes = g.bands[basis];
+    var band = sizes.filter(function (b) { return b[0] === null || mkn < b[0]; })[0];
+    return { basis: basis, fraction: band[1], of: band[2], size: band[3] };
   }
 
   // torchao: torchao's result, shown beside the calibrated one (result.calibrated).
@@ -879,7 +883,7 @@
       if (!fits) return;
       var key = mode + "/" + recipe + "/0";
       var speed = evaluateColumns(key, mode, M, K, N, hw, g.cal).columns.r_fp8_gemm_and_ovhd_spdp;
-      if (isFinite(speed)) rows.push({ recipe: recipe, speedup: speed, band: bandOf(g, key, false) });
+      if (isFinite(speed)) rows.push({ recipe: recipe, speedup: speed, band: bandOf(g, key, false, M * K * N) });
     });
     rows.sort(function (a, b) { return b.speedup - a.speedup; });
     return { rows: rows, gpu: g };

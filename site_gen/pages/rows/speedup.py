@@ -65,11 +65,18 @@ def with_range(text: str, result: RecipeResult, key: str = "canonical") -> str:
     return f"{text} ({spread})" if spread else text
 
 
-def error_band(atlas: Atlas, gpu_name: str, mode: Mode, recipe: str) -> ErrorBand:
-    """The cross-validated error band of ``recipe``'s calibrated numbers on a GPU
-    (:func:`roofline.analysis.error_bands.model_band`)."""
+#: M x K x N of the canonical shape: the size the site's headline numbers are at (the
+#: llama shapes and whole models are of the same size or larger).
+CANONICAL_MKN = float(config.CANONICAL_M * config.CANONICAL_KN * config.CANONICAL_KN)
+
+
+def error_band(
+    atlas: Atlas, gpu_name: str, mode: Mode, recipe: str, mkn: float = CANONICAL_MKN
+) -> ErrorBand:
+    """The cross-validated error band of ``recipe``'s calibrated numbers on a GPU at
+    shapes of ``mkn``'s size (:func:`roofline.analysis.error_bands.model_band`)."""
     model = compile_model(mode, recipe, calibrated=True).model
-    return model_band(atlas.specs[gpu_name], atlas.calibration(gpu_name), model)
+    return model_band(atlas.specs[gpu_name], atlas.calibration(gpu_name), model, mkn)
 
 
 def band_text(band: ErrorBand) -> str:

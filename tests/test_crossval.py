@@ -384,3 +384,17 @@ def test_a_band_file_with_sizes_reads_back_as_written():
     text = bands_toml(0.3, {}, {}, nested=nested)
     bands = parse_error_bands(load_toml(text), "test")
     assert bands.gpu_sizes == {'Acme "X1"': {"MKN < 2^27": 0.7, "MKN >= 2^39": 0.05}}
+
+
+def test_each_json_row_carries_the_band_of_its_own_size(capsys):
+    shapes = ["16,4096,4096", "8192,4096,4096", "16384,16384,16384"]
+    args = ["eval", "--gpu", "NVIDIA B200", "--mode", "inference", "--recipe", "mxfp8_cublas"]
+    args += [a for s in shapes for a in ("--shape", s)] + ["--calibrated", "--format", "json"]
+    assert main(args) == 0
+    rows = json.loads(capsys.readouterr().out)
+    gpu = SPECS["NVIDIA B200"]
+    for row in rows:
+        mkn = float(row["fwd_M"]) * row["fwd_K"] * row["fwd_N"]
+        band = band_for(gpu, RowBasis(row["basis"]), mkn=mkn)
+        assert row["error_band"] == pytest.approx(round(band.fraction, 4))
+    assert len({row["error_band"] for row in rows}) > 1  # small shapes are less certain

@@ -195,6 +195,22 @@ def band_for(
     return ErrorBand(basis, bands.overall, "all sources")
 
 
+def bands_per_size(
+    gpu: GpuSpec, basis: RowBasis, own: GpuCv | None = None
+) -> tuple[ErrorBand, ...]:
+    """:func:`band_for` at each bucket of :data:`SIZE_BUCKETS`, in order: the bands a
+    table of numbers at many shapes looks up by size."""
+    starts = [1.0, *(limit for _, limit in SIZE_BUCKETS[:-1])]  # each bucket's lower end
+    return tuple(band_for(gpu, basis, own=own, mkn=start) for start in starts)
+
+
+def model_bands_per_size(
+    gpu: GpuSpec, params: CalibratedParameters, model: RooflineModel
+) -> tuple[ErrorBand, ...]:
+    """:func:`model_band` at each bucket of :data:`SIZE_BUCKETS`, in order."""
+    return bands_per_size(gpu, _basis(params, _model_keys(model)), params.cv)
+
+
 def _sized_band(
     gpu: str, family: str, basis: RowBasis, bands: ErrorBands, bucket: str
 ) -> ErrorBand | None:
@@ -245,11 +261,14 @@ def parse_error_bands(doc: Mapping[str, object], origin: str) -> ErrorBands:
             expected = "a table of name = {size bucket = fraction}"
             problems.append(DataProblem(origin, None, key, expected, "?"))
             return {}
-        names = {name for name, _ in SIZE_BUCKETS}
+        names = [name for name, _ in SIZE_BUCKETS]
+        expected = f"a size bucket: one of {', '.join(names)}"
         out: dict[str, dict[str, float]] = {}
         for name, sizes in raw.items():
-            for bucket in sizes.keys() - names:
-                problems.append(DataProblem(origin, f"{key}.{name}", bucket, "a size bucket", "?"))
+            for bucket in sorted(sizes.keys() - set(names)):
+                problems.append(
+                    DataProblem(origin, f"{key}.{name}", bucket, expected, repr(bucket))
+                )
             out[name] = {b: fraction(f"{key}.{name}", b, v) for b, v in sizes.items() if b in names}
         return out
 

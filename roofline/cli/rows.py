@@ -26,7 +26,7 @@ import numpy as np
 
 from roofline import capability as cap
 from roofline import device
-from roofline.analysis.error_bands import SIZE_BUCKETS, model_band
+from roofline.analysis.error_bands import SIZE_BUCKETS, model_bands_per_size
 from roofline.calibration.params import CalibratedParameters
 from roofline.cli.calibrated import check_calibrated_args, gpu_calibration, note_assumed
 from roofline.cli.output import named_inputs, output, output_path
@@ -151,9 +151,7 @@ class _RowBands:
 
     @classmethod
     def of(cls, gpu: GpuSpec, calibration: CalibratedParameters, model: RooflineModel) -> _RowBands:
-        # Each bucket's band, asked at its lower end (1 for the first).
-        starts = [1.0, *(limit for _, limit in SIZE_BUCKETS[:-1])]
-        bands = [model_band(gpu, calibration, model, mkn=start) for start in starts]
+        bands = model_bands_per_size(gpu, calibration, model)
         return cls(bands[0].basis.value, np.array([round(b.fraction, 4) for b in bands]))
 
     def extra(self, mkn: np.ndarray) -> dict[str, Sequence[object]]:

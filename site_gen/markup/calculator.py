@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 from markupsafe import Markup
 
-from roofline.analysis.error_bands import SIZE_BUCKETS, RowBasis, band_for
+from roofline.analysis.error_bands import SIZE_BUCKETS, RowBasis, bands_per_size
 from roofline.calibration.params import CalibratedParameters
 from roofline.capability import classify
 from roofline.errors import RooflineError, ShapeError, unknown
@@ -230,15 +230,14 @@ def _bands(gpu: GpuSpec, calibration: CalibratedParameters) -> dict[str, list[li
     error, the size bucket it is over (null: every size)]`` of
     :func:`roofline.analysis.error_bands.band_for`, so the page gives a calibrated number at
     its shape the band Python gives it."""
-    starts = [1.0, *(limit for _, limit in SIZE_BUCKETS[:-1])]
-    out: dict[str, list[list[Any]]] = {}
-    for basis in RowBasis:
-        entries = []
-        for (_, limit), start in zip(SIZE_BUCKETS, starts, strict=True):
-            band = band_for(gpu, basis, own=calibration.cv, mkn=start)
-            entries.append([_finite(limit), band.fraction, band.of, band.size])
-        out[basis.value] = entries
-    return out
+    limits = [_finite(limit) for _, limit in SIZE_BUCKETS]
+    return {
+        basis.value: [
+            [limit, band.fraction, band.of, band.size]
+            for limit, band in zip(limits, bands_per_size(gpu, basis, calibration.cv), strict=True)
+        ]
+        for basis in RowBasis
+    }
 
 
 def _gpu_data(gpu: GpuSpec, calibration: CalibratedParameters) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from roofline.analysis.history import SpecHistory
 from roofline.model.build import MODEL_VERSION
+from roofline.publish.jscode import calculator_script
 from site_gen import config
 from site_gen.charts.jobs import PlotJob, chart_facts
 from site_gen.context import Table
@@ -38,19 +39,27 @@ class SiteInput:
     history: SpecHistory
     #: Symbolic formulas per (mode, recipe), shared by GPU x recipe and recipe pages.
     symbolic: dict[tuple[str, str], list[Formula]]
+    #: The calculator's model script (:func:`roofline.publish.jscode.calculator_script`).
+    models_js: str
 
     @classmethod
     def of(
-        cls, atlas: Atlas, instantiated: Instantiated, history: SpecHistory | None = None
+        cls,
+        atlas: Atlas,
+        instantiated: Instantiated,
+        history: SpecHistory | None = None,
+        models_js: str | None = None,
     ) -> SiteInput:
-        """The input of one build; a missing history is recorded as such."""
+        """The input of one build; a missing history is recorded as such, a missing model
+        script is made here (the build makes it on its pool, or takes it from its cache)."""
         symbolic = {
             (mode.value, r.name): symbolic_formulas(mode, r.name)
             for mode in config.MODES
             for r in atlas.recipes(mode)
         }
         history = history or SpecHistory(note="the build was not given a history")
-        return cls(atlas, instantiated, history, symbolic)
+        models_js = models_js if models_js is not None else calculator_script()
+        return cls(atlas, instantiated, history, symbolic, models_js)
 
 
 @dataclass

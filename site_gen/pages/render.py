@@ -87,10 +87,12 @@ def render_pages(
     instantiated: Instantiated,
     history: SpecHistory | None = None,
     on_chart: Callable[[PlotJob], None] | None = None,
+    models_js: str | None = None,
 ) -> tuple[dict[str, str], list[PlotJob]]:
     """All generated pages (path -> text) and the charts to draw (each announced to
-    ``on_chart`` as soon as a page asks for it)."""
-    site = SiteInput.of(atlas, instantiated, history)
+    ``on_chart`` as soon as a page asks for it); ``models_js``: the calculator's model
+    script when the build has it (None: made here)."""
+    site = SiteInput.of(atlas, instantiated, history, models_js)
     out = share_charts(_page_outputs(site), on_chart)
     return out.files, out.charts
 

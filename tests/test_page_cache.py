@@ -191,7 +191,7 @@ def test_a_removed_static_file_a_page_links_to_is_not_served_from_the_cache(tmp_
         _build_with(tmp_path / "removed", cache, remove="generated/data.csv")
 
 
-#: Enough pages for the helpers (site_gen.output.page_split) to take some from the end.
+#: Enough pages for the helpers (site_gen.split) to take some from the end.
 MANY = {
     **PAGES,
     **{
@@ -202,7 +202,7 @@ MANY = {
 
 
 def test_pages_made_by_helpers_equal_a_clean_build(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(config, "MKDOCS_HELPERS", 2)
+    monkeypatch.setattr(config, "HELPERS", 2)
     cached, clean, cache = _cached_and_clean(tmp_path, MANY, "many")
     assert cached == clean
     assert cache.misses["pages"] == 2 * len(MANY)  # each body and HTML made once

@@ -47,7 +47,7 @@ from mkdocs.structure.toc import get_toc
 from site_gen.cache import BuildCache, digest, files_digest, tool_versions
 from site_gen.keys import build_date, code_closure_digest
 from site_gen.output import page_parts
-from site_gen.output.page_split import Split
+from site_gen.split import Split
 
 KIND = "pages"
 #: Entries kept per page of a build: this build's and one earlier version (older ones are
@@ -63,7 +63,7 @@ class PageCache(BasePlugin):
     def __init__(self, cache: BuildCache, generated: Path, helpers: int = 0) -> None:
         super().__init__()
         self.cache = cache
-        #: Forked processes that make pages beside this one (site_gen.output.page_split).
+        #: Forked processes that make pages beside this one (site_gen.split).
         self.helpers = helpers
         self._split: Split | None = None
         self.generated = generated.resolve()

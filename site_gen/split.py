@@ -1,18 +1,17 @@
-"""A share of a mkdocs run's page work done by forked helper processes.
+"""A list of work shared between this process and forked helpers (pages, mostly).
 
-mkdocs makes its pages one after another in one process: Markdown to HTML for every page,
-then every page through the theme's template, the search index and the hooks. The page
-cache (:mod:`site_gen.output.mkdocs_cache`) forks helpers at the start of each of those
-two loops, when everything a page needs (the config, the file list, the navigation, every
-page's body) is in memory, so a helper is this process as it is then. The helpers take
-pages from the end of the list while this process takes them from the start; where they
-meet, this process waits for the helpers' results, which come back through a queue.
+Some of the build's loops run in the build's own process, one item after another, with
+everything an item needs in memory: rendering the pages (:mod:`site_gen.pages.render`)
+and mkdocs' two page loops, Markdown to HTML and HTML through the theme's template
+(:mod:`site_gen.output.mkdocs_cache`). :class:`Split` forks helpers at the start of such a
+loop, so a helper is this process as it is then; the helpers take items from the end of
+the list while this process takes them from the start, and where they meet this process
+waits for the helpers' results, which come back through a queue.
 
-A result is only what the page cache would otherwise store for the page (under the same
-key, computed in the helper from the same inputs); a page whose work logged a warning or
-failed in a helper comes back as None and is made here again, where mkdocs sees the
-warning or the error as in a run without helpers. A helper that dies is a helper whose
-pages are made here.
+A helper's item that raised, or logged a warning on the watched logger (mkdocs', whose
+warnings fail a strict build), comes back as None: the caller does that item itself, where
+the error or the warning counts as in a run without helpers. A helper that dies is a
+helper whose items are done here.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ POLL_S = 1.0
 
 
 class _Warnings(logging.Handler):
-    """Counts mkdocs' warnings and errors in a helper (what strict mode would fail on)."""
+    """Counts a helper's warnings and errors (what mkdocs' strict mode fails on)."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
@@ -40,11 +39,18 @@ class _Warnings(logging.Handler):
 
 
 class Split:
-    """``items`` (page paths, in the order mkdocs makes them) shared between this process
+    """``items`` (names, in the order this process does them) shared between this process
     and ``helpers`` forked ones, each item done by ``work(item)`` in whichever process
-    claims it first; a helper's result is None where its work warned or raised."""
+    claims it first; a helper's result is None where its work raised or logged a warning
+    on the logger ``watch`` (None: warnings are not watched)."""
 
-    def __init__(self, items: Sequence[str], work: Callable[[str], Any], helpers: int) -> None:
+    def __init__(
+        self,
+        items: Sequence[str],
+        work: Callable[[str], Any],
+        helpers: int,
+        watch: str | None = "mkdocs",
+    ) -> None:
         context = multiprocessing.get_context("fork")
         # A helper starts with a copy of this process' unwritten output; write it first.
         sys.stdout.flush()
@@ -57,6 +63,7 @@ class Split:
         self._queue: Any = context.Queue()
         self._results: dict[int, Any] = {}
         self._work = work
+        self._watch = watch
         self._processes = [context.Process(target=self._serve, daemon=True) for _ in range(helpers)]
         for process in self._processes:
             process.start()
@@ -105,12 +112,13 @@ class Split:
             return self._back.value
 
     def _serve(self) -> None:
-        """A helper's loop: claim from the end, work, send; warnings silenced (the page
-        is made again where they count)."""
+        """A helper's loop: claim from the end, work, send; the watched warnings are
+        counted, not shown (the item is done again where they count)."""
         warnings = _Warnings()
-        logger = logging.getLogger("mkdocs")
-        logger.handlers = [warnings]
-        logger.propagate = False
+        if self._watch is not None:
+            logger = logging.getLogger(self._watch)
+            logger.handlers = [warnings]
+            logger.propagate = False
         while (i := self._claim_back()) is not None:
             warnings.count = 0
             try:

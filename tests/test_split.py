@@ -1,4 +1,4 @@
-"""site_gen.output.page_split: a forked helper shares a list of page work with this process.
+"""site_gen.split: a forked helper shares a list of page work with this process.
 
 Each item is done once, by this process (which takes them from the start) or by a helper
 (from the end); a helper's work that warns on mkdocs' logger or raises comes back as
@@ -11,7 +11,7 @@ import logging
 import os
 import time
 
-from site_gen.output.page_split import Split
+from site_gen.split import Split
 
 ITEMS = [f"page-{i:02d}.md" for i in range(40)]
 

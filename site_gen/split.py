@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import queue
 import sys
 from collections.abc import Callable, Sequence
@@ -114,12 +115,16 @@ class Split:
     def _serve(self) -> None:
         """A helper's loop: claim from the end, work, send; the watched warnings are
         counted, not shown (the item is done again where they count)."""
+        parent = os.getppid()
         warnings = _Warnings()
         if self._watch is not None:
             logger = logging.getLogger(self._watch)
             logger.handlers = [warnings]
             logger.propagate = False
         while (i := self._claim_back()) is not None:
+            if os.getppid() != parent:  # the build died (killed): so does its helper,
+                self._queue.cancel_join_thread()  # not waiting for a reader
+                return  # which frees what it inherited (the build lock among them)
             warnings.count = 0
             try:
                 value = self._work(self.items[i])

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from site_gen.split import Split
 
@@ -86,3 +89,31 @@ def test_a_dead_helper_leaves_its_pages_here() -> None:
     results, theirs = _run(_dies, slow_s=0.02)
     assert theirs
     assert all(results[i] is None for i in theirs)
+
+
+KILLED = """
+import os, sys, time
+from site_gen.split import Split
+split = Split([str(i) for i in range(2000)], lambda item: time.sleep(0.05), 1)
+print(split._processes[0].pid, flush=True)
+os._exit(0)  # killed: no close, nobody reads the queue
+"""
+
+
+def test_a_helper_ends_when_the_build_dies() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", KILLED], capture_output=True, text=True, check=True, timeout=60
+    )
+    pid = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.1)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return not Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")

@@ -18,7 +18,6 @@ from markupsafe import Markup
 
 from roofline.analysis.history import SpecHistory
 from roofline.model.build import MODEL_VERSION
-from roofline.publish.jscode import calculator_script
 from site_gen import config
 from site_gen.charts.jobs import PlotJob, chart_facts
 from site_gen.context import Table
@@ -39,8 +38,9 @@ class SiteInput:
     history: SpecHistory
     #: Symbolic formulas per (mode, recipe), shared by GPU x recipe and recipe pages.
     symbolic: dict[tuple[str, str], list[Formula]]
-    #: The calculator's model script (:func:`roofline.publish.jscode.calculator_script`).
-    models_js: str
+    #: The calculator's model script (:func:`roofline.publish.jscode.calculator_script`)
+    #: when the build made it on its pool or found it in its cache (None: made on demand).
+    models_js: str | None = None
 
     @classmethod
     def of(
@@ -50,15 +50,13 @@ class SiteInput:
         history: SpecHistory | None = None,
         models_js: str | None = None,
     ) -> SiteInput:
-        """The input of one build; a missing history is recorded as such, a missing model
-        script is made here (the build makes it on its pool, or takes it from its cache)."""
+        """The input of one build; a missing history is recorded as such."""
         symbolic = {
             (mode.value, r.name): symbolic_formulas(mode, r.name)
             for mode in config.MODES
             for r in atlas.recipes(mode)
         }
         history = history or SpecHistory(note="the build was not given a history")
-        models_js = models_js if models_js is not None else calculator_script()
         return cls(atlas, instantiated, history, symbolic, models_js)
 
 

@@ -18,6 +18,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from site_gen.output.inline import QuickInline
+
 NAV_FILE = Path(__file__).parent / "generated" / "nav.json"
 #: A team's own pages (``roofline build --docs-dir DIR`` copies them here).
 TEAM_DIR = Path(__file__).parent / "team"
@@ -25,7 +27,9 @@ TEAM_TITLE = "Team pages"
 
 
 def on_config(config: Any, **_: Any) -> Any:
-    """Replace the GPUs and Recipes placeholders with the generated sections."""
+    """Replace the GPUs and Recipes placeholders with the generated sections; skip the
+    inline Markdown step where it cannot change the text (site_gen.output.inline)."""
+    config["markdown_extensions"].append(QuickInline())
     if not NAV_FILE.is_file():
         raise SystemExit(f"{NAV_FILE} is missing: run `roofline build` once to generate the pages")
     generated = json.loads(NAV_FILE.read_text("utf-8"))

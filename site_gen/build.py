@@ -265,6 +265,12 @@ def _build_staged(
         specs = load_specs(specs_path, max_gpus)
         check_model_gpus(load_models(), specs)  # before minutes of gather, not after
         inputs = load_inputs(specs, data.calibration, data.measurements)
+    instantiated = {g.name: cache.get("latex", keys.latex_key(g)) for g in specs.values()}
+    # A GPU without stored formulas is new or changed (or the model is): its evaluations
+    # are to be made, on workers that then inherit the compiled models.
+    if not cache.enabled or None in instantiated.values():
+        with timer.stage("compile", "the models the gather evaluates, before the pool forks"):
+            pool.compile_models()
     context = multiprocessing.get_context("fork")
     # Workers close their inherited copy of the lock, so a worker outliving a killed
     # build cannot keep the root locked.
@@ -273,7 +279,7 @@ def _build_staged(
     ) as workers:
         queue = ChartQueue(cache, lambda batch: workers.apply_async(pool.draw_many, (batch,)))
         pages, jobs = _gather_and_render(
-            specs_path, specs, site_dir, cache, workers, timer, inputs, queue.add
+            specs_path, specs, site_dir, cache, workers, timer, instantiated, inputs, queue.add
         )
         with (
             timer.stage(
@@ -332,11 +338,17 @@ def _gather_and_render(
     cache: BuildCache,
     workers,
     timer: StageTimer,
+    instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]] | None],
     inputs: ModelInputs | None = None,
     on_chart: Callable[[PlotJob], None] | None = None,
 ) -> tuple[dict[str, str], list[PlotJob]]:
-    """Evaluations, formulas (pool), history (pool) and the rendered pages."""
-    instantiated = {g.name: cache.get("latex", keys.latex_key(g)) for g in specs.values()}
+    """Evaluations, formulas (pool), history (pool), the calculator's model script (pool)
+    and the rendered pages; ``instantiated``: the formulas found in the cache (None:
+    missing)."""
+    models_key = keys.models_script_key()
+    models_js = cache.get("models-js", models_key)
+    # First in the queue: one worker prints the script while the other starts gathering.
+    models_job = None if models_js is not None else workers.apply_async(pool.models_script)
     missing = [g for g in specs.values() if instantiated[g.name] is None]
     latex_jobs = workers.map_async(pool.latex_for, missing)
     history_key = _history_key(specs_path)
@@ -363,5 +375,12 @@ def _gather_and_render(
         if history_job is not None:
             history = history_job.get()
             cache.put("history", history_key, history)
+    with (
+        timer.stage("models", "the calculator's model script (pool)"),
+        failing_as("models", site_dir),
+    ):
+        if models_job is not None:
+            models_js = models_job.get()
+            cache.put("models-js", models_key, models_js)
     with timer.stage("render", "Markdown, CSV"), failing_as("render", site_dir):
-        return render_pages(atlas, instantiated, history, on_chart)
+        return render_pages(atlas, instantiated, history, on_chart, models_js, config.HELPERS)

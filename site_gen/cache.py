@@ -228,6 +228,11 @@ class BuildCache:
         self.misses[kind] += 1
         return None
 
+    def holds(self, kind: str, key: str) -> bool:
+        """Whether an entry is stored as ``kind``/``key``, unread: a hint for work that
+        can be skipped because :meth:`get`, which verifies it, will find it."""
+        return self.enabled and self._path(kind, key, ".pkl").is_file()
+
     def put(self, kind: str, key: str, value: Any) -> None:
         """Store ``value`` (pickled, behind a checksummed header) as ``kind``/``key``."""
         if self.enabled:

@@ -92,6 +92,10 @@ SITE_EP: dict[str, int] = {"deepseek-v3": 8, "qwen3-235b-a22b": 8, "gpt-oss-120b
 
 #: Processes of the build's pool (formulas, history, charts).
 WORKERS = 2
+#: Forked processes that share the build's own loops with it (site_gen.split): rendering
+#: the pages, and mkdocs' two page loops. With the pool's workers drawing charts meanwhile,
+#: one keeps both cores busy; the rendering of a rebuild, whose charts are cached, gains most.
+HELPERS = 1
 #: Charts drawn per pool task (fewer round trips).
 PLOT_BATCH = 6
 #: Records of earlier builds' outputs kept in the cache (sites and roots built in turn).

@@ -222,6 +222,12 @@ def latex_key(gpu: GpuSpec) -> str:
     return digest("latex", model_digest(), code, gpu_digest(gpu), site_url(), tool_versions())
 
 
+def models_script_key() -> str:
+    """Key of the calculator's model script: the whole model package (its code and the
+    data it may read) and the tools that print it."""
+    return digest("models-js", model_digest(), package_digest("roofline"), tool_versions())
+
+
 def chart_cache_key(job: PlotJob) -> str:
     """Key of one chart's SVG: its inputs and the drawing code."""
     code = code_digest(

@@ -10,6 +10,9 @@ from pathlib import Path
 
 from roofline.analysis.history import SPEC_PATH, SpecHistory, repo_root, spec_history
 from roofline.errors import RooflineError
+from roofline.evaluate import compile_model
+from roofline.publish.jscode import calculator_script
+from roofline.recipes import RECIPE_LIST
 from roofline.specs import GpuSpec, SpecDatabase
 from site_gen import config
 from site_gen.cache import BuildCache
@@ -42,6 +45,32 @@ def close_inherited(fd: int) -> None:
     """
     with contextlib.suppress(OSError):
         os.close(fd)
+
+
+def compile_models() -> int:
+    """Compile every model the gather evaluates (each recipe x mode x fusion, torchao's and
+    the calibrated one, and the grouped layers), in the build's process before the pool
+    forks: the workers inherit them instead of each compiling its own copy (a few seconds
+    of sympy each). Returns how many."""
+    count = 0
+    for recipe in RECIPE_LIST:
+        for calibrated in (False, True):
+            for mode in config.MODES:
+                if mode not in recipe.plans:
+                    continue
+                for fusion in config.FUSIONS:
+                    compile_model(mode, recipe, fusion, calibrated)
+                    count += 1
+                if mode in config.GROUPED_MODES:
+                    compile_model(mode, recipe, False, calibrated, grouped=True)
+                    count += 1
+    return count
+
+
+def models_script() -> str:
+    """The calculator's model script (:func:`roofline.publish.jscode.calculator_script`),
+    made on a worker while the others gather."""
+    return calculator_script()
 
 
 def draw(job: PlotJob) -> list[tuple[str, str]]:

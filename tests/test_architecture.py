@@ -43,7 +43,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("roofline.cli",),
     ("roofline",),  # the package's public API re-exports everything above
     # the build, in pipeline order: its base (parameters, caches, the escaping boundary)
-    ("site_gen.markup.safe", "site_gen.config", "site_gen.cache"),
+    ("site_gen.markup.safe", "site_gen.config", "site_gen.cache", "site_gen.split"),
     ("site_gen.inputs", "site_gen.context"),
     ("site_gen.markup",),  # values as page text: formulas, the calculator
     ("site_gen.gather",),  # stage 1

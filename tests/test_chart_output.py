@@ -7,9 +7,12 @@ import re
 import xml.etree.ElementTree as ET
 
 import matplotlib.pyplot as plt
+import matplotlib.text
+import numpy as np
 import pytest
 
-from site_gen.charts.draw import style
+from site_gen.charts.draw import models as model_charts
+from site_gen.charts.draw import plots, style
 from site_gen.charts.jobs import PlotJob
 from site_gen.pages.base import PageOutput
 from site_gen.pages.render import share_charts
@@ -99,6 +102,35 @@ def test_compact_svg_is_stable() -> None:
     raw = _raw_svg()
     assert style.compact_svg(raw) == style.compact_svg(raw)
     assert style.compact_svg(style.compact_svg(raw)) == style.compact_svg(raw)
+
+
+def _charts() -> list[str]:
+    """A few charts as the workers draw them, each twice (a reused figure)."""
+    m = 2.0 ** np.arange(8, 17, 0.25)
+    curves = {1024: np.linspace(0.6, 1.7, len(m)), 4096: np.linspace(0.8, 1.9, len(m))}
+    out = []
+    for title in ("H100 <training> rowwise", "B200 inference nvfp4"):
+        out.append(plots.curves_svg(title, m, curves, {k: v * 0.9 for k, v in curves.items()}))
+        out.append(
+            model_charts.model_time_svg(
+                title,
+                ["bf16", "rowwise"],
+                ["q", "kv"],
+                np.array([[3e-3, 1e-3], [2e-3, 5e-4]]),
+                [4e-3, 2.4e-3],
+            )
+        )
+    return out
+
+
+def test_shared_text_metrics_draw_the_same_svg(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The measure shared by every SVG renderer (style._text_metrics) gives the bytes
+    matplotlib's per-renderer one gives."""
+    assert matplotlib.text._get_text_metrics_with_cache is style._text_metrics
+    shared = _charts()
+    monkeypatch.setattr(matplotlib.text, "_get_text_metrics_with_cache", style._MEASURE)
+    assert _charts() == shared
+    assert style._svg_text_metrics.cache_info().hits > 0
 
 
 def _page(path: str, chart: str, kwargs: dict) -> PageOutput:

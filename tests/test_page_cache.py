@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from browser.site_fixtures import file_tree
 
+from site_gen import config
 from site_gen.cache import BuildCache
 from site_gen.output.mkdocs import run_mkdocs
 
@@ -188,3 +189,32 @@ def test_a_removed_static_file_a_page_links_to_is_not_served_from_the_cache(tmp_
     # not have been checked: mkdocs validates links while it renders the Markdown).
     with pytest.raises(Abort, match="strict"):
         _build_with(tmp_path / "removed", cache, remove="generated/data.csv")
+
+
+#: Enough pages for the helpers (site_gen.split) to take some from the end.
+MANY = {
+    **PAGES,
+    **{
+        f"p{i:02d}.md": f"# Page {i}\n\nText {i}, see [one](one.md#details), $x_{i}$.\n"
+        for i in range(14)
+    },
+}
+
+
+def test_pages_made_by_helpers_equal_a_clean_build(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(config, "HELPERS", 2)
+    cached, clean, cache = _cached_and_clean(tmp_path, MANY, "many")
+    assert cached == clean
+    assert cache.misses["pages"] == 2 * len(MANY)  # each body and HTML made once
+    again, _, cache = _cached_and_clean(tmp_path, MANY, "again")
+    assert again == clean and cache.hits["pages"] == 2 * len(MANY)
+
+
+def test_a_warning_in_a_helper_still_fails_a_strict_build(tmp_path: Path) -> None:
+    from mkdocs.exceptions import Abort
+
+    broken = {**MANY, "zz.md": "# Last\n\nA link to [nothing](missing.md).\n"}  # made last
+    cache = BuildCache(root=tmp_path / "cache")
+    with pytest.raises(Abort, match="strict"):
+        _build(tmp_path / "broken", broken, cache)
+    assert not list((cache.entries / "pages").glob("*.pkl"))  # a failed run stores nothing

@@ -353,10 +353,13 @@ def scripts(
     specs: SpecDatabase,
     models: ModelDatabase | None = None,
     calibrations: Mapping[str, CalibratedParameters] | None = None,
+    models_js: str | None = None,
 ) -> dict[str, str]:
     """The two generated files, docs-relative path -> text (``models``: the model presets,
-    None for the bundled ones; ``calibrations``: as :func:`calculator_data` takes them)."""
-    return {MODELS_JS: calculator_script(), DATA_JS: data_script(specs, models, calibrations)}
+    None for the bundled ones; ``calibrations``: as :func:`calculator_data` takes them;
+    ``models_js``: :func:`calculator_script`'s text when the caller has it already)."""
+    models_js = models_js if models_js is not None else calculator_script()
+    return {MODELS_JS: models_js, DATA_JS: data_script(specs, models, calibrations)}
 
 
 def site_root_from(page: str) -> str:

@@ -80,19 +80,21 @@ def table_rows(table: Table) -> list[list[object]]:
     return [[_cell(c) for c in row] for row in rows]
 
 
-def table_csv(table: Table) -> str:
-    """CSV with a header row; floats as repr."""
+def table_csv(table: Table, rows: list[list[object]] | None = None) -> str:
+    """CSV with a header row; floats as repr (``rows``: :func:`table_rows`, if made)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([safe.csv_cell(safe.plain(h)) for h in table.header])
-    for row in table_rows(table):
+    for row in rows if rows is not None else table_rows(table):
         writer.writerow([repr(c) if isinstance(c, float) else safe.csv_cell(c) for c in row])
     return out.getvalue()
 
 
-def table_json(table: Table) -> str:
-    """``{"columns": [...], "data": [[...], ...]}``: ``pandas.read_json(orient="split")``."""
-    record = {"columns": [safe.plain(h) for h in table.header], "data": table_rows(table)}
+def table_json(table: Table, rows: list[list[object]] | None = None) -> str:
+    """``{"columns": [...], "data": [[...], ...]}``: ``pandas.read_json(orient="split")``
+    (``rows``: :func:`table_rows`, if made)."""
+    data = rows if rows is not None else table_rows(table)
+    record = {"columns": [safe.plain(h) for h in table.header], "data": data}
     return dumps(record, compact=True)
 
 
@@ -120,8 +122,9 @@ def attach_exports(page: str, tables: Iterable[Table], folder: str | None = None
         csv_path, json_path = f"{folder}/{name}.csv", f"{folder}/{name}.json"
         if csv_path in files:
             raise ValueError(f"two tables named {name!r} on {page}")
-        files[csv_path] = table_csv(table)
-        files[json_path] = table_json(table)
+        rows = table_rows(table)  # once for both files
+        files[csv_path] = table_csv(table, rows)
+        files[json_path] = table_json(table, rows)
         table.exports = (rel(csv_path, page), rel(json_path, page))
     return files
 

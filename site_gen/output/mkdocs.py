@@ -49,7 +49,7 @@ def run_mkdocs(
             build(cfg)
             return
         generated = Path(cfg.docs_dir) / config.GENERATED_DIRNAME
-        with mkdocs_cache.installed(cfg, cache, generated) as pages:
+        with mkdocs_cache.installed(cfg, cache, generated, config.HELPERS) as pages:
             build(cfg)
         pages.flush()  # only a run that succeeded stores its pages
     finally:

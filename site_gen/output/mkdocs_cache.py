@@ -33,24 +33,21 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
-import hashlib
-import html
-import os
-import posixpath
-import re
-import shutil
 import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from mkdocs.plugins import BasePlugin
-from mkdocs.structure.toc import TableOfContents, get_toc
+from mkdocs.structure.files import InclusionLevel
+from mkdocs.structure.pages import Page
+from mkdocs.structure.toc import get_toc
 
 from site_gen.cache import BuildCache, digest, files_digest, tool_versions
 from site_gen.keys import build_date, code_closure_digest
+from site_gen.output import page_parts
+from site_gen.split import Split
 
 KIND = "pages"
 #: Entries kept per page of a build: this build's and one earlier version (older ones are
@@ -58,60 +55,17 @@ KIND = "pages"
 KEEP_PER_PAGE = 2
 #: zlib level of the stored HTML (a page is mostly navigation: it shrinks about tenfold).
 HTML_COMPRESSION = 1
-#: What every pymdownx.snippets line holds; a line of the plain form names one file.
-SNIPPET_MARK = "-8<-"
-SNIPPET_LINE = re.compile(r"-+8<-+\s+(['\"])([\w./-]+)\1")
-#: A mkdocstrings block: ``::: identifier`` at the start of a line.
-API_BLOCK = re.compile(r"^:::\s+\S", re.MULTILINE)
-
-
-def _toc_data(toc: TableOfContents | None) -> list[dict[str, Any]] | None:
-    """The table of contents as the tokens :func:`mkdocs.structure.toc.get_toc` reads."""
-    if toc is None:
-        return None
-
-    def token(link: Any) -> dict[str, Any]:
-        return {
-            "level": link.level,
-            "id": link.id,
-            "name": link.title,
-            "children": [token(child) for child in link.children],
-        }
-
-    return [token(link) for link in toc]
-
-
-def _nav_data(items: list[Any]) -> list[Any]:
-    """Everything a page's navigation shows: kinds, titles, URLs, front matter, order."""
-    data: list[Any] = []
-    for item in items:
-        kind = type(item).__name__
-        entry = [kind, item.title, getattr(item, "url", None), getattr(item, "meta", None)]
-        if item.children:
-            entry.append(_nav_data(item.children))
-        data.append(entry)
-    return data
-
-
-def link_static(file: Any, dirty: bool = False) -> None:
-    """``File.copy_file`` for a generated static file: a hard link, else a copy."""
-    del dirty  # the build is never dirty
-    dest = file.abs_dest_path
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    try:
-        os.link(file.abs_src_path, dest)
-    except OSError:  # another file system, links not allowed, or already there
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(dest)
-        shutil.copyfile(file.abs_src_path, dest)
 
 
 class PageCache(BasePlugin):
     """The mkdocs plugin (registered by :func:`installed`, not by mkdocs.yml)."""
 
-    def __init__(self, cache: BuildCache, generated: Path) -> None:
+    def __init__(self, cache: BuildCache, generated: Path, helpers: int = 0) -> None:
         super().__init__()
         self.cache = cache
+        #: Forked processes that make pages beside this one (site_gen.split).
+        self.helpers = helpers
+        self._split: Split | None = None
         self.generated = generated.resolve()
         self.pending: list[tuple[str, Any]] = []
         self.used: list[str] = []
@@ -176,25 +130,31 @@ class PageCache(BasePlugin):
                 and source is not None
                 and self.generated in Path(source).parents
             ):
-                file.copy_file = functools.partial(link_static, file)
+                file.copy_file = functools.partial(page_parts.link_static, file)
         return files
+
+    def on_nav(self, nav: Any, config: Any, files: Any) -> Any:
+        """Every page's inputs are known: fork the helpers that make bodies (step 1)."""
+        if self.helpers:
+            pages = files.documentation_pages(inclusion=InclusionLevel.is_included)
+            work = functools.partial(self._body_in_helper, config=config, files=files)
+            self._split = Split([f.src_uri for f in pages], work, self.helpers)
+        return nav
 
     def on_pre_page(self, page: Any, config: Any, files: Any) -> Any:
         """Route the page's Markdown rendering through the cache."""
         page.render = functools.partial(self._render, page, page.render)
         return page
 
+    def on_env(self, env: Any, config: Any, files: Any) -> Any:
+        """Every body is made: the helpers of step 1 are done."""
+        self.close()
+        return env
+
     # -- step 1: the body ------------------------------------------------------------
 
-    def _render(self, page: Any, render: Any, config: Any, files: Any) -> None:
-        snippets = _snippets(page.markdown, config)
-        # A mkdocstrings block (``::: roofline``) is made every time: rendering it fills
-        # mkdocstrings' inventory (objects.inv) and autorefs' anchors, which a restored
-        # body would leave out.
-        if snippets is None or API_BLOCK.search(page.markdown):
-            render(config, files)
-            return
-        key = digest(
+    def _body_key(self, page: Any, snippets: list[tuple[str, str]]) -> str:
+        return digest(
             "body",
             self._global,
             self._files_key,
@@ -204,22 +164,64 @@ class PageCache(BasePlugin):
             page.meta,
             snippets,
         )
+
+    def _render(self, page: Any, render: Any, config: Any, files: Any) -> None:
+        theirs = self._theirs(page)
+        snippets = page_parts.snippets(page.markdown, config)
+        # A mkdocstrings block (``::: roofline``) is made every time: rendering it fills
+        # mkdocstrings' inventory (objects.inv) and autorefs' anchors, which a restored
+        # body would leave out.
+        if snippets is None or page_parts.API_BLOCK.search(page.markdown):
+            render(config, files)
+            return
+        key = self._body_key(page, snippets)
         stored = self._get(key)
+        made = stored is None and theirs and (self._split.result(page.file.src_uri) or {}).get(key)
+        if made and self._restore_body(page, made, files):
+            self._keep(key, made)
+            return
         if stored is not None and self._restore_body(page, stored, files):
             return
         render(config, files)
+        self._keep(key, self._body(page, files))
+
+    @staticmethod
+    def _body(page: Any, files: Any) -> dict[str, Any]:
+        """What step 1 made of ``page``, as it is stored."""
         links = page.links_to_anchors
-        self._keep(
-            key,
-            {
-                "content": page.content,
-                "toc": _toc_data(page.toc),
-                "title": page._title_from_render,
-                "anchors": sorted(page.present_anchor_ids or ()),
-                "links": None if links is None else {f.src_uri: dict(v) for f, v in links.items()},
-                "static": _static_targets(page, files),
-            },
+        return {
+            "content": page.content,
+            "toc": page_parts.toc_data(page.toc),
+            "title": page._title_from_render,
+            "anchors": sorted(page.present_anchor_ids or ()),
+            "links": None if links is None else {f.src_uri: dict(v) for f, v in links.items()},
+            "static": page_parts.static_targets(page, files),
+        }
+
+    def _body_in_helper(self, src_uri: str, config: Any, files: Any) -> dict[str, Any]:
+        """In a helper: step 1 of one page as mkdocs makes it (its plugins' events up to
+        the Markdown), ``{key: body}``; nothing for a page the cache holds (this process
+        finds it there) or one made every time."""
+        file = files.get_file_from_path(src_uri)
+        page = file.page if file.page is not None else Page(None, file, config)
+        config._current_page = page
+        page = config.plugins.on_pre_page(page, config=config, files=files)
+        page.read_source(config)
+        page.markdown = config.plugins.on_page_markdown(
+            page.markdown, page=page, config=config, files=files
         )
+        snippets = page_parts.snippets(page.markdown, config)
+        if snippets is None or page_parts.API_BLOCK.search(page.markdown):
+            return {}
+        key = self._body_key(page, snippets)
+        if self.cache.holds(KIND, key):
+            return {}
+        Page.render(page, config, files)  # mkdocs' own, not the cache's stand-in
+        return {key: self._body(page, files)}
+
+    def _theirs(self, page: Any) -> bool:
+        """Whether a helper makes ``page`` (else this process claims it)."""
+        return self._split is not None and not self._split.mine(page.file.src_uri)
 
     @staticmethod
     def _restore_body(page: Any, stored: dict[str, Any], files: Any) -> bool:
@@ -252,13 +254,39 @@ class PageCache(BasePlugin):
         excluded: bool = False,
     ) -> None:
         """Stands in for ``mkdocs.commands.build._build_page`` (see :func:`installed`)."""
-        index = _search_entries(config)
-        if excluded or dirty or index is False or API_BLOCK.search(page.markdown or ""):
+        index = page_parts.search_entries(config)
+        if self._nav_key is None:  # every page has been read and rendered by now
+            self._nav_key = digest(
+                page_parts.nav_data(nav.items), nav.homepage and nav.homepage.url
+            )
+            if self.helpers and not dirty and index is not False:
+                step = {"build": build, "config": config, "nav": nav, "env": env}
+                step |= {"doc_files": doc_files, "index": index}
+                pages = {f.src_uri: f.page for f in doc_files}
+                work = functools.partial(self._html_in_helper, pages=pages, step=step)
+                self._split = Split(list(pages), work, self.helpers)
+        theirs = self._theirs(page)
+        if excluded or dirty or index is False or page_parts.API_BLOCK.search(page.markdown or ""):
             build(page, config, doc_files, nav, env, dirty, excluded)
             return
-        if self._nav_key is None:  # every page has been read and rendered by now
-            self._nav_key = digest(_nav_data(nav.items), nav.homepage and nav.homepage.url)
-        key = digest(
+        key = self._html_key(page)
+        stored = self._get(key)
+        if stored is None and theirs:
+            stored = (self._split.result(page.file.src_uri) or {}).get(key)
+            if stored is not None:
+                self._keep(key, stored)
+        if stored is None:
+            self._keep(key, self._make_html(build, page, config, doc_files, nav, env, index))
+            return
+        dest = Path(page.file.abs_dest_path)
+        if stored["html"] is not None:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(zlib.decompress(stored["html"]))
+        if index is not None:
+            index.extend(copy.deepcopy(stored["search"]))
+
+    def _html_key(self, page: Any) -> str:
+        return digest(
             "html",
             self._global,
             self._files_key,
@@ -267,26 +295,43 @@ class PageCache(BasePlugin):
             page.url,
             page.title,
             page.content,
-            _toc_data(page.toc),
+            page_parts.toc_data(page.toc),
             page.meta,
             page.canonical_url,
             page.edit_url,
             page.is_homepage,
         )
-        stored = self._get(key)
-        dest = Path(page.file.abs_dest_path)
-        if stored is not None:
-            if stored["html"] is not None:
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.write_bytes(zlib.decompress(stored["html"]))
-            if index is not None:
-                index.extend(copy.deepcopy(stored["search"]))
-            return
+
+    @staticmethod
+    def _make_html(
+        build: Any, page: Any, config: Any, doc_files: Any, nav: Any, env: Any, index: Any
+    ) -> dict[str, Any]:
+        """mkdocs' step 2 for one page: the HTML it wrote and the search entries it added."""
         start = len(index) if index is not None else 0
-        build(page, config, doc_files, nav, env, dirty, excluded)
+        build(page, config, doc_files, nav, env)
+        dest = Path(page.file.abs_dest_path)
         html = zlib.compress(dest.read_bytes(), HTML_COMPRESSION) if dest.is_file() else None
         search = copy.deepcopy(index[start:]) if index is not None else []
-        self._keep(key, {"html": html, "search": search})
+        return {"html": html, "search": search}
+
+    def _html_in_helper(
+        self, src_uri: str, pages: dict[str, Any], step: dict[str, Any]
+    ) -> dict[str, Any]:
+        """In a helper: step 2 of one page, ``{key: HTML and search entries}``; nothing for
+        a page the cache holds (this process finds it there) or one made every time."""
+        page = pages[src_uri]
+        if page.file.inclusion.is_excluded() or page_parts.API_BLOCK.search(page.markdown or ""):
+            return {}
+        key = self._html_key(page)
+        if self.cache.holds(KIND, key):
+            return {}
+        return {key: self._make_html(page=page, **step)}
+
+    def close(self) -> None:
+        """End the helpers of the step that is running, if any."""
+        if self._split is not None:
+            self._split.close()
+            self._split = None
 
     # -- storage -------------------------------------------------------------------------
 
@@ -306,68 +351,12 @@ class PageCache(BasePlugin):
         self.cache.prune(KIND, keep=KEEP_PER_PAGE * len(self.used), protect=set(self.used))
 
 
-#: A relative link or image source in a page's body (no scheme, no leading slash).
-_RELATIVE_TARGET = re.compile(r'(?:href|src)="(?![a-zA-Z][a-zA-Z0-9+.-]*:|/)([^"#?]+)[^"]*"')
-
-
-def _static_targets(page: Any, files: Any) -> list[str]:
-    """The static files (not pages) the rendered body of ``page`` links to or shows."""
-    folder = posixpath.dirname(page.file.dest_uri)
-    found = set()
-    for target in _RELATIVE_TARGET.findall(page.content or ""):
-        path = posixpath.normpath(posixpath.join(folder, unquote(html.unescape(target))))
-        file = files.get_file_from_path(path)
-        if file is not None and not file.is_documentation_page():
-            found.add(path)
-    return sorted(found)
-
-
-def _snippets(markdown: str, config: Any) -> list[tuple[str, str]] | None:
-    """``(path, sha256)`` of each file the page includes with pymdownx.snippets; None when
-    the page cannot be keyed by them (a line not of the plain ``--8<-- "file"`` form, a
-    snippet that includes more, another base path), so its body is always rendered."""
-    found: list[tuple[str, str]] = []
-    if SNIPPET_MARK not in markdown:
-        return found
-    docs = config.docs_dir
-    if config.mdx_configs.get("pymdownx.snippets", {}).get("base_path") != [docs]:
-        return None
-    for line in markdown.splitlines():
-        if SNIPPET_MARK not in line:
-            continue
-        match = SNIPPET_LINE.fullmatch(line.strip())
-        if match is None or ".." in match.group(2).split("/"):
-            return None
-        try:
-            data = (Path(docs) / match.group(2)).read_bytes()
-        except OSError:
-            return None
-        if SNIPPET_MARK.encode() in data:
-            return None
-        found.append((match.group(2), hashlib.sha256(data).hexdigest()))
-    return found
-
-
-def _search_entries(config: Any) -> list[Any] | bool | None:
-    """The search plugin's index entries (a list); None without search; False when a
-    search plugin is there but not one whose per-page work the cache knows how to redo."""
-    for name, plugin in config.plugins.items():
-        if "search" not in name:
-            continue
-        if not getattr(plugin, "config", {}).get("enabled", True):
-            continue
-        index = getattr(getattr(plugin, "search_index", None), "entries", None)
-        if type(plugin).__module__.startswith("material.plugins.search") and isinstance(
-            index, list
-        ):
-            return index
-        return False
-    return None
-
-
 @contextlib.contextmanager
-def installed(config: Any, cache: BuildCache, generated: Path) -> Iterator[PageCache]:
-    """Register a :class:`PageCache` on a loaded mkdocs config for one ``build``.
+def installed(
+    config: Any, cache: BuildCache, generated: Path, helpers: int = 0
+) -> Iterator[PageCache]:
+    """Register a :class:`PageCache` on a loaded mkdocs config for one ``build``, with
+    ``helpers`` forked processes making the pages it does not hold beside this one.
 
     mkdocs offers no event around a page's template rendering, so
     ``mkdocs.commands.build._build_page`` is wrapped for the duration of the block (and
@@ -375,7 +364,7 @@ def installed(config: Any, cache: BuildCache, generated: Path) -> Iterator[PageC
     """
     from mkdocs.commands import build as mkdocs_build
 
-    plugin = PageCache(cache, generated)
+    plugin = PageCache(cache, generated, helpers)
     config.plugins["roofline-page-cache"] = plugin
     original = getattr(mkdocs_build, "_build_page", None)
     if original is not None:
@@ -383,5 +372,6 @@ def installed(config: Any, cache: BuildCache, generated: Path) -> Iterator[PageC
     try:
         yield plugin
     finally:
+        plugin.close()
         if original is not None:
             mkdocs_build._build_page = original

@@ -38,10 +38,17 @@ class SiteInput:
     history: SpecHistory
     #: Symbolic formulas per (mode, recipe), shared by GPU x recipe and recipe pages.
     symbolic: dict[tuple[str, str], list[Formula]]
+    #: The calculator's model script (:func:`roofline.publish.jscode.calculator_script`)
+    #: when the build made it on its pool or found it in its cache (None: made on demand).
+    models_js: str | None = None
 
     @classmethod
     def of(
-        cls, atlas: Atlas, instantiated: Instantiated, history: SpecHistory | None = None
+        cls,
+        atlas: Atlas,
+        instantiated: Instantiated,
+        history: SpecHistory | None = None,
+        models_js: str | None = None,
     ) -> SiteInput:
         """The input of one build; a missing history is recorded as such."""
         symbolic = {
@@ -50,7 +57,7 @@ class SiteInput:
             for r in atlas.recipes(mode)
         }
         history = history or SpecHistory(note="the build was not given a history")
-        return cls(atlas, instantiated, history, symbolic)
+        return cls(atlas, instantiated, history, symbolic, models_js)
 
 
 @dataclass

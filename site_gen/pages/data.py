@@ -29,5 +29,9 @@ def render(site: SiteInput) -> PageOutput:
         sets=table_sets(),
     )
     out.files.update(files)
-    out.files.update(calculator.scripts(site.atlas.specs, calibrations=site.atlas.calibrations))
+    out.files.update(
+        calculator.scripts(
+            site.atlas.specs, calibrations=site.atlas.calibrations, models_js=site.models_js
+        )
+    )
     return out

@@ -7,7 +7,8 @@ distinct chart once and at one path (:func:`share_charts`). Nothing here writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import functools
+from collections.abc import Callable, Iterable, Iterator
 
 from roofline.analysis.history import SpecHistory
 from roofline.recipes import RECIPE_LIST
@@ -33,6 +34,7 @@ from site_gen.pages import (
     validation,
 )
 from site_gen.pages.base import Instantiated, PageOutput, SiteInput
+from site_gen.split import Split
 
 __all__ = ["PlotJob", "chart_key", "render_pages", "share_charts"]
 
@@ -87,29 +89,55 @@ def render_pages(
     instantiated: Instantiated,
     history: SpecHistory | None = None,
     on_chart: Callable[[PlotJob], None] | None = None,
+    models_js: str | None = None,
+    helpers: int = 0,
 ) -> tuple[dict[str, str], list[PlotJob]]:
     """All generated pages (path -> text) and the charts to draw (each announced to
-    ``on_chart`` as soon as a page asks for it)."""
-    site = SiteInput.of(atlas, instantiated, history)
-    out = share_charts(_page_outputs(site), on_chart)
+    ``on_chart`` as soon as a page asks for it); ``models_js``: the calculator's model
+    script when the build has it (None: made here); ``helpers``: forked processes that
+    render pages from the end of the list meanwhile (:mod:`site_gen.split`)."""
+    site = SiteInput.of(atlas, instantiated, history, models_js)
+    out = share_charts(_shared_outputs(_page_jobs(site), helpers), on_chart)
     return out.files, out.charts
 
 
-def _page_outputs(site: SiteInput) -> Iterable[PageOutput]:
-    """Every page module's output, in a fixed order (the first asker of a chart keeps it)."""
+def _shared_outputs(
+    jobs: dict[str, Callable[[], PageOutput]], helpers: int
+) -> Iterator[PageOutput]:
+    """Each job's output, in order; with ``helpers``, some made by them (a job that
+    failed there is made here, where its error is raised)."""
+    if not helpers:
+        yield from (make() for make in jobs.values())
+        return
+    split = Split(list(jobs), lambda name: jobs[name](), helpers, watch=None)
+    try:
+        for name, make in jobs.items():
+            made = None if split.mine(name) else split.result(name)
+            yield made if made is not None else make()
+    finally:
+        split.close()
+
+
+def _page_jobs(site: SiteInput) -> dict[str, Callable[[], PageOutput]]:
+    """Every page module's output to make, by a unique name, in a fixed order (the first
+    asker of a chart keeps it)."""
     atlas = site.atlas
-    yield home.render(site)
-    yield gpus_index.render(site)
+    jobs: dict[str, Callable[[], PageOutput]] = {
+        "home": functools.partial(home.render, site),
+        "gpus": functools.partial(gpus_index.render, site),
+    }
     for g in atlas.gpus:
-        yield gpu.render(site, g)
+        jobs[f"gpu {g.name}"] = functools.partial(gpu.render, site, g)
         for mode in config.MODES:
             for result in atlas.for_gpu(g.name, mode):
-                yield gpu_recipe.render(site, result)
+                name = f"gpu {g.name} {mode.value} {result.recipe.name}"
+                jobs[name] = functools.partial(gpu_recipe.render, site, result)
         for key, result in atlas.grouped.items():
             if key[0] == g.name:
-                yield grouped.render(site, result)
-    yield recipes_index.render(site)
+                jobs[f"grouped {key}"] = functools.partial(grouped.render, site, result)
+    jobs["recipes"] = functools.partial(recipes_index.render, site)
     for r in RECIPE_LIST:
-        yield recipe.render(site, r)
+        jobs[f"recipe {r.name}"] = functools.partial(recipe.render, site, r)
     for module in (methodology, validation, specs, equations, data, changes, models, nav):
-        yield module.render(site)
+        jobs[f"module {module.__name__}"] = functools.partial(module.render, site)
+    return jobs

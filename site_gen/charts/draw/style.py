@@ -6,6 +6,7 @@ stacked terms); one rcParams set for every chart; deterministic SVG (no date, fi
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 from collections import Counter
@@ -15,7 +16,10 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt
+import matplotlib.text
 import numpy as np
+from matplotlib.backends.backend_svg import RendererSVG
+from matplotlib.font_manager import FontProperties
 from matplotlib.ticker import FixedLocator, FuncFormatter
 
 OKABE_ITO = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#F0E442")
@@ -57,6 +61,34 @@ RC = {
     "text.parse_math": False,
 }
 plt.rcParams.update(RC)
+
+#: matplotlib's own measure of a text (cached per renderer, and every savefig makes a new
+#: SVG renderer, so each chart measured every label again: a fifth of a chart's time).
+_MEASURE = matplotlib.text._get_text_metrics_with_cache
+#: Measures text for every SVG renderer: an SVG renderer's text metrics are its TextToPath's,
+#: which depend on the text, the font properties and the rcParams alone (set once, above).
+_SVG_MEASURER = RendererSVG(1, 1, io.StringIO())
+
+
+@functools.lru_cache(maxsize=8192)
+def _svg_text_metrics(
+    text: str, font: FontProperties, ismath: bool | str, dpi: float
+) -> tuple[float, float, float]:
+    return _SVG_MEASURER.get_text_width_height_descent(text, font, ismath=ismath)
+
+
+def _text_metrics(renderer, text: str, font: FontProperties, ismath: bool | str, dpi: float):
+    """``matplotlib.text._get_text_metrics_with_cache``, its cache shared by every SVG
+    renderer of the process (the font properties copied: they are mutable, as matplotlib's
+    own cache notes)."""
+    # savefig draws through a MixedModeRenderer around the SVG renderer (or around Agg's
+    # while it rasterizes an artist).
+    if type(getattr(renderer, "_renderer", renderer)) is RendererSVG:
+        return _svg_text_metrics(text, font.copy(), ismath, dpi)
+    return _MEASURE(renderer, text, font, ismath, dpi)
+
+
+matplotlib.text._get_text_metrics_with_cache = _text_metrics
 
 
 def to_svg(fig: plt.Figure, close: bool = True) -> str:

@@ -1,0 +1,103 @@
+"""The quick inline step (site_gen.output.inline) gives Python-Markdown's own output.
+
+Every text is converted with the site's Markdown extensions (mkdocs.yml) twice, without
+and with :class:`~site_gen.output.inline.QuickInline`; the HTML must be equal. The fast
+path must also be on for the site's extensions (else it would quietly do nothing) and off
+as soon as a pattern it does not know is registered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import markdown
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown.inlinepatterns import SimpleTagInlineProcessor
+from mkdocs.config import load_config
+
+from site_gen.output.inline import QuickInline, QuickInlineProcessor, quiet_text
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SAMPLES = [
+    "| GPU | speedup |\n|---|--:|\n| H100 | 1.23× |\n| B200 &#124; x | [link](a.md) |\n",
+    "Plain text, numbers 1.5 and 2e-3; nothing to match.\n",
+    "Some `code`, **bold**, _em_, a ![image](x.svg) and <span>html</span> &amp; more.\n",
+    "Math $x^2$ and \\(y\\), an escape \\* and a line  \nbreak, <https://example.com>.\n",
+    "- item with [ref][r]\n\n[r]: https://example.com\n",
+    '<div markdown="1">\n\n| a | b |\n|---|---|\n| 1 | `2` |\n\n</div>\n',
+    "!!! note\n    Admonition with *emphasis* and plain 3.14.\n",
+    # each pattern alone in a text
+    *("a `b` c", "a $b$ c", "a \\(b\\) c", "a \\* c", "a [b](c.md) d", "a ![b](c.svg)"),
+    *("a <https://e.org> b", "a <x@e.org> b", "a <b>c</b>", "a  \nb", "1 &#124; 2", "a *b* _c_"),
+]
+
+
+@pytest.fixture(scope="module")
+def site_config():
+    """The site's Markdown extensions and their settings."""
+    return load_config(str(ROOT / "mkdocs.yml"))
+
+
+def _convert(config, text: str, quick: bool) -> str:
+    extensions = [*config.markdown_extensions, *([QuickInline()] if quick else [])]
+    md = markdown.Markdown(extensions=extensions, extension_configs=config.mdx_configs)
+    return md.convert(text)
+
+
+def test_quick_inline_is_on_for_the_site(site_config) -> None:
+    md = markdown.Markdown(
+        extensions=[*site_config.markdown_extensions, QuickInline()],
+        extension_configs=site_config.mdx_configs,
+    )
+    assert isinstance(md.treeprocessors["inline"], QuickInlineProcessor)
+    quiet = quiet_text(md.inlinePatterns)
+    assert quiet is not None
+    assert quiet.search("| 1.234 | 5 µs |") is None
+    for needed in ("`", "$", "\\", "[", "<", "&", "*", "_", "  \n"):
+        assert quiet.search(f"a{needed}b") is not None
+
+
+def test_an_unknown_pattern_turns_it_off(site_config) -> None:
+    md = markdown.Markdown(extensions=site_config.markdown_extensions)
+    md.inlinePatterns.register(SimpleTagInlineProcessor(r"()~~(.+?)~~", "del"), "del", 65)
+    assert quiet_text(md.inlinePatterns) is None
+    md = markdown.Markdown(extensions=[*site_config.markdown_extensions, QuickInline()])
+    md.inlinePatterns.register(SimpleTagInlineProcessor(r"()~~(.+?)~~", "del"), "del", 65)
+    assert md.convert("a ~~b~~ c") == "<p>a <del>b</del> c</p>"
+
+
+@pytest.mark.parametrize("text", SAMPLES)
+def test_same_html(site_config, text: str) -> None:
+    assert _convert(site_config, text, True) == _convert(site_config, text, False)
+
+
+#: Text built from the characters the patterns need and ordinary ones.
+_PIECES = st.sampled_from(
+    [
+        *("`", "$", "\\", "[", "]", "(", ")", "!", "<", ">", "&", ";", "#", "*", "_", "|", "-"),
+        *(
+            "  \n",
+            "\n",
+            "\n\n",
+            " ",
+            "a",
+            "1.5",
+            "x",
+            "http://e.org",
+            "@",
+            "amp",
+            "µs",
+            ":",
+            "&amp;",
+        ),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_same_html_for_any_text(site_config, text: str) -> None:
+    assert _convert(site_config, text, True) == _convert(site_config, text, False)

@@ -65,6 +65,9 @@ class Split:
         self._results: dict[int, Any] = {}
         self._work = work
         self._watch = watch
+        # Read here, before the fork: a helper that asked os.getppid() itself could start
+        # after this process died and already see its new parent (init), never noticing.
+        self._parent = os.getpid()
         self._processes = [context.Process(target=self._serve, daemon=True) for _ in range(helpers)]
         for process in self._processes:
             process.start()
@@ -115,14 +118,13 @@ class Split:
     def _serve(self) -> None:
         """A helper's loop: claim from the end, work, send; the watched warnings are
         counted, not shown (the item is done again where they count)."""
-        parent = os.getppid()
         warnings = _Warnings()
         if self._watch is not None:
             logger = logging.getLogger(self._watch)
             logger.handlers = [warnings]
             logger.propagate = False
         while (i := self._claim_back()) is not None:
-            if os.getppid() != parent:  # the build died (killed): so does its helper,
+            if os.getppid() != self._parent:  # the build died (killed): so does its helper,
                 self._queue.cancel_join_thread()  # not waiting for a reader
                 return  # which frees what it inherited (the build lock among them)
             warnings.count = 0

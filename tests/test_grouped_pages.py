@@ -601,3 +601,15 @@ def test_cached_results_are_the_computed_ones(specs, results, tmp_path) -> None:
     third = BuildCache(root=tmp_path, enabled=True)
     gather_grouped(db, calibrations, other, third)
     assert third.misses[CACHE_KIND] == len(first)  # the calibrated ones only
+
+
+def test_grouped_and_nvfp4_permalinks_follow_the_site_url_within_one_process(monkeypatch):
+    # One process can build sites for two URLs (the build-safety tests do): formulas
+    # cached for the first must not carry its URL into the second site's pages.
+    from roofline.publish.cite import SITE_URL_ENV
+    from site_gen.markup.grouped_formulas import grouped_formulas, nvfp4_training_formulas
+
+    for url in ("https://first.example/", "https://second.example/docs/"):
+        monkeypatch.setenv(SITE_URL_ENV, url)
+        formulas = [*grouped_formulas().values(), *nvfp4_training_formulas().values()]
+        assert formulas and all(f.url.startswith(url) for f in formulas)

@@ -226,10 +226,9 @@ def _finite(value: float | None) -> float | None:
 
 
 def _bands(gpu: GpuSpec, calibration: CalibratedParameters) -> dict[str, list[list[Any]]]:
-    """Basis -> per size bucket ``[upper M x K x N limit (null: none), fraction, whose CV
-    error, the size bucket it is over (null: every size)]`` of
-    :func:`roofline.analysis.error_bands.band_for`, so the page gives a calibrated number at
-    its shape the band Python gives it."""
+    """Basis -> per size bucket ``[upper M x K x N limit or null, fraction, whose CV error,
+    its size bucket or null]`` (:func:`roofline.analysis.error_bands.bands_per_size`): the
+    page gives a calibrated number at its shape the band Python gives it."""
     limits = [_finite(limit) for _, limit in SIZE_BUCKETS]
     return {
         basis.value: [

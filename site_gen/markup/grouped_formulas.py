@@ -128,9 +128,15 @@ def _terms(mode: Mode, recipe: str, calibrated: bool, grouped: bool) -> dict[str
     return {t.key: t for t in model.terms}
 
 
-@functools.cache
 def grouped_formulas() -> dict[str, Formula]:
     """The grouped layer's terms (MXFP8 training, :data:`GROUPED_RECIPE`), by name."""
+    # Printed once per site URL: the permalinks hold it, and one process can build sites
+    # for two URLs (a cache keyed without it served the first URL to the second site).
+    return dict(_grouped_formulas(cite.site_url()))
+
+
+@functools.cache
+def _grouped_formulas(_url: str) -> dict[str, Formula]:
     out = {}
     for pick in GROUPED_PICKS:
         term = _terms(Mode.TRAINING, GROUPED_RECIPE, pick.calibrated, True)[pick.key]
@@ -139,10 +145,14 @@ def grouped_formulas() -> dict[str, Formula]:
     return out
 
 
-@functools.cache
 def nvfp4_training_formulas() -> dict[str, Formula]:
     """Every cast kernel of NVFP4 training in the calibrated model, then the fp4 GEMM, by
     name (``<tensor>-<n>``, ``gemm-fp4``)."""
+    return dict(_nvfp4_training_formulas(cite.site_url()))  # once per site URL, as above
+
+
+@functools.cache
+def _nvfp4_training_formulas(_url: str) -> dict[str, Formula]:
     model = build_model(Mode.TRAINING, NVFP4, calibrated=True)
     out = {}
     for term in model.terms:

@@ -155,3 +155,22 @@ def test_as_frame_has_torchaos_columns_and_the_same_numbers(monkeypatch):
     monkeypatch.setitem(sys.modules, "pandas", None)  # pandas not installed
     with pytest.raises(RooflineError, match=r"pandas: pip install roofline-atlas\[frame\]"):
         cols.as_frame()
+
+
+@pytest.mark.parametrize("calibrated", [False, True])
+def test_a_subset_of_terms_equals_the_same_terms_of_the_whole_model(calibrated):
+    from roofline.evaluate import calibration_of
+    from roofline.model.compiled import compile_model
+
+    gpu = load_specs()["NVIDIA B200"]
+    compiled = compile_model("training", "mxfp8_cublas", calibrated=calibrated)
+    params = calibration_of(gpu) if calibrated else None
+    m, k, n = np.array([1024.0, 8192.0]), np.array([4096.0, 4096.0]), np.array([512.0, 14336.0])
+    whole = compiled.term_times(gpu, m, k, n, params)
+    keys = ("cast.weight.1", "gemm.grad_weight.lowp")
+    part = compiled.term_times(gpu, m, k, n, params, keys=keys)
+    assert list(part) == list(keys)
+    for key in keys:  # the same expressions; lambdify's shared subexpressions may differ
+        np.testing.assert_allclose(part[key], whole[key], rtol=1e-13)
+    with pytest.raises(KeyError, match=r"no term 'cast\.nothing\.1'"):
+        compiled.term_times(gpu, m, k, n, params, keys=("cast.nothing.1",))

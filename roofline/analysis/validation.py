@@ -170,7 +170,9 @@ def predict_set(
     owner = np.array([i for i, p in enumerate(mset.points) for _ in p.shapes])
     dims = np.array([s for p in mset.points for s in p.shapes], dtype=np.float64)
     groups = np.full(len(owner), float(mset.groups)) if grouped else None
-    times = compiled.term_times(gpu, dims[:, 0], dims[:, 1], dims[:, 2], params, groups)
+    # A time_us set sums the terms it names: only those are evaluated.
+    keys = mset.terms if mset.quantity is MeasuredQuantity.TIME_US else None
+    times = compiled.term_times(gpu, dims[:, 0], dims[:, 1], dims[:, 2], params, groups, keys)
     count = len(mset.points)
 
     def total(keys: Iterable[str]) -> np.ndarray:

@@ -16,7 +16,7 @@ import sympy
 
 from roofline.calibration.params import CalibratedParameters
 from roofline.model.build import build_model
-from roofline.model.terms import QUANTITY_SYMBOLS, Quantity, RooflineModel
+from roofline.model.terms import QUANTITY_SYMBOLS, Quantity, RooflineModel, Term
 from roofline.recipes import Mode, Recipe, get_recipe
 from roofline.specs import GpuSpec
 from roofline.symbols import (
@@ -48,11 +48,14 @@ class CompiledModel:
         n: np.ndarray,
         calibration: CalibratedParameters | None = None,
         groups: np.ndarray | None = None,
+        keys: tuple[str, ...] | None = None,
     ) -> dict[str, np.ndarray]:
         """Seconds per term (GEMM or kernel), keyed by the term's stable key.
 
         A calibrated model needs ``calibration``: the GPU's calibrated parameters; a
-        grouped model needs ``groups``, the expert count G per shape.
+        grouped model needs ``groups``, the expert count G per shape. ``keys``: only these
+        terms (a function of their own, compiled once; a fit evaluates one kernel's term
+        of a training model hundreds of times).
         """
         hardware = gpu.hardware_values()
         # A parameter the model does not use may be absent (fp4 on an fp8-only GPU).
@@ -67,12 +70,21 @@ class CompiledModel:
             if groups is None:
                 raise ValueError("a grouped model needs the group count G")
             dims.append(groups)
-        results = self._fn(*dims, *args)
+        terms = self.model.terms if keys is None else self._subset(keys)
+        fn = self._fn if keys is None else _terms_function(self, keys)
+        results = fn(*dims, *args)
         shape = np.broadcast(*dims).shape
         return {
             term.key: np.broadcast_to(np.asarray(value, dtype=np.float64), shape)
-            for term, value in zip(self.model.terms, results, strict=True)
+            for term, value in zip(terms, results, strict=True)
         }
+
+    def _subset(self, keys: tuple[str, ...]) -> list[Term]:
+        by_key = {term.key: term for term in self.model.terms}
+        missing = [key for key in keys if key not in by_key]
+        if missing:
+            raise KeyError(f"no term {missing[0]!r} in this model")
+        return [by_key[key] for key in keys]
 
     def totals(self, times: dict[str, np.ndarray]) -> dict[Quantity, np.ndarray]:
         """Sum the term times into the model's quantities, speedup included."""
@@ -87,16 +99,27 @@ class CompiledModel:
         return totals
 
 
+def _arguments(model: RooflineModel) -> list[sympy.Symbol]:
+    """The compiled function's parameters: the shape, then the hardware figures (and the
+    calibration parameters of a calibrated model), in symbol order."""
+    symbols = (*HARDWARE_SYMBOLS, *CALIBRATION_SYMBOLS) if model.calibrated else HARDWARE_SYMBOLS
+    shape_symbols = GROUPED_SHAPE_SYMBOLS if model.grouped else SHAPE_SYMBOLS
+    return [*shape_symbols, *(hw.symbol for hw in symbols)]
+
+
+@functools.cache
+def _terms_function(compiled: CompiledModel, keys: tuple[str, ...]) -> Any:
+    exprs = [term.expr for term in compiled._subset(keys)]
+    return sympy.lambdify(_arguments(compiled.model), exprs, modules="numpy", cse=True)
+
+
 @functools.cache
 def _compile(
     mode: Mode, recipe: Recipe, fusion: bool, calibrated: bool = False, grouped: bool = False
 ) -> CompiledModel:
     model = build_model(mode, recipe, fusion, calibrated=calibrated, grouped=grouped)
-    symbols = (*HARDWARE_SYMBOLS, *CALIBRATION_SYMBOLS) if calibrated else HARDWARE_SYMBOLS
-    shape_symbols = GROUPED_SHAPE_SYMBOLS if grouped else SHAPE_SYMBOLS
-    args = [*shape_symbols, *(hw.symbol for hw in symbols)]
     exprs = [term.expr for term in model.terms]
-    fn = sympy.lambdify(args, exprs, modules="numpy", cse=True)
+    fn = sympy.lambdify(_arguments(model), exprs, modules="numpy", cse=True)
     speedup = sympy.lambdify(
         list(QUANTITY_SYMBOLS.values()), model.structured_speedup, modules="numpy"
     )

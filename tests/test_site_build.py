@@ -6,7 +6,14 @@ import re
 from pathlib import Path
 
 import pytest
-from browser.site_fixtures import SMALL_SPECS, build_small_site, file_tree, require_katex
+from browser.site_fixtures import (
+    SHARED_EPOCH,
+    SMALL_SPECS,
+    build_small_site,
+    copy_of_small_site,
+    file_tree,
+    require_katex,
+)
 
 
 @pytest.mark.slow
@@ -89,10 +96,12 @@ def test_charts_are_deterministic() -> None:
 
 
 @pytest.mark.slow
-def test_two_builds_are_byte_identical(tmp_path: Path, monkeypatch) -> None:
+def test_two_builds_are_byte_identical(small_site_dir: Path, tmp_path: Path, monkeypatch) -> None:
+    # The shared small site was built under SHARED_EPOCH, in another test's process
+    # (possibly another xdist worker): a second build here must give the same bytes.
     require_katex()
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764000000")
-    first, _ = build_small_site(tmp_path / "a")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", SHARED_EPOCH)
+    first = small_site_dir
     second, _ = build_small_site(tmp_path / "b")
     one, two = file_tree(first), file_tree(second)
     assert one.keys() == two.keys()
@@ -100,11 +109,11 @@ def test_two_builds_are_byte_identical(tmp_path: Path, monkeypatch) -> None:
 
 
 @pytest.mark.slow
-def test_failed_builds_leave_the_previous_site_intact(tmp_path: Path) -> None:
+def test_failed_builds_leave_the_previous_site_intact(small_site_dir: Path, tmp_path: Path) -> None:
     from roofline import RooflineError
 
     require_katex()
-    site, _ = build_small_site(tmp_path)
+    site = copy_of_small_site(small_site_dir, tmp_path)
     before = file_tree(site)
     broken = tmp_path / "broken.toml"
     broken.write_text(

@@ -10,6 +10,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SMALL_SPECS = ROOT / "tests" / "data" / "site_small_specs.toml"
+#: The sitemap date of the shared small site (``SOURCE_DATE_EPOCH``): a test that builds
+#: the small site again under the same epoch gets the same bytes.
+SHARED_EPOCH = "1764000000"
 
 
 def file_tree(folder: Path) -> dict[str, bytes]:
@@ -70,6 +73,17 @@ def shared_small_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         if not (folder / "built").is_file():
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir()
-            build_small_site(folder)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setenv("SOURCE_DATE_EPOCH", SHARED_EPOCH)
+                build_small_site(folder)
             (folder / "built").write_text("ok\n", "utf-8")
     return folder / "site"
+
+
+def copy_of_small_site(shared: Path, tmp: Path) -> Path:
+    """``tmp/site``: a copy of the shared small site, with a build root beside it, as
+    :func:`build_small_site` in ``tmp`` would leave them (a test that only needs a built
+    site to start from saves a build)."""
+    make_root(tmp)
+    shutil.copytree(shared, tmp / "site", symlinks=True)
+    return tmp / "site"

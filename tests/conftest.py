@@ -43,3 +43,22 @@ def small_site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from browser.site_fixtures import shared_small_site
 
     return shared_small_site(tmp_path_factory)
+
+
+def _file_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the files that build sites (``slow``) first, then the browser files, then the
+    rest. pytest-xdist hands out whole files (``--dist loadfile``) in this order
+    (``--no-loadscope-reorder``, pyproject.toml): the longest work starts while every
+    worker is free and the many quick files even out the end, where xdist's own order
+    (most tests first) left one worker building a site alone while the other idled."""
+    rank: dict[str, int] = {}
+    for item in items:
+        own = (
+            0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("browser") else 2
+        )
+        rank[_file_of(item)] = min(rank.get(_file_of(item), 2), own)
+    items.sort(key=lambda item: rank[_file_of(item)])  # stable: each file keeps its order

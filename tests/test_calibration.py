@@ -63,6 +63,55 @@ def test_stored_values_equal_the_refit():
     assert not drift, f"stored values drifted from the refit; run `roofline calibrate`: {drift}"
 
 
+def test_each_stored_entry_lists_the_sets_its_fit_reads():
+    # A fitted value names every fit set that informs it; a measured one is fitted on its
+    # listed sets alone, each of which depends on it (tools/refit_calibration.py writes both).
+    from roofline.analysis.fit import informing_sets
+    from roofline.analysis.validation import set_parameter_keys
+
+    data = load_calibration()
+    fit_sets = MEASUREMENTS.by_role(SetRole.FIT)
+    informing = informing_sets(data, fit_sets)
+    by_id = {s.id: s for s in fit_sets}
+    for gpu, entry in data.entries():
+        assert informing[(gpu, entry.key)], (gpu, entry.key)
+        if entry.basis == "fitted":
+            assert set(entry.sets) == set(informing[(gpu, entry.key)]), (gpu, entry.key)
+            continue
+        for set_id in entry.sets:
+            mset = by_id[set_id]
+            assert entry.key in set_parameter_keys(mset, model_wide=True), (entry.key, set_id)
+            assert gpu is None or mset.gpu == gpu, (gpu, entry.key, set_id)
+
+
+def test_a_measured_value_is_pinned_by_its_own_sets_alone():
+    # Staged fit: a layer-level set's misfit moves the fitted values, never a kernel's
+    # measured one (B200's row-cast fraction is read off its dim0 casts, not the NVFP4
+    # ReLU -> Linear set that also runs a row cast).
+    pytest.importorskip("scipy")
+    from dataclasses import replace
+
+    from roofline.analysis.fit import fit_on
+
+    def off_by(mset, factor):
+        points = tuple(replace(p, value=p.value * factor) for p in mset.points)
+        return replace(mset, points=points)
+
+    sets = MEASUREMENTS.by_role(SetRole.FIT)
+    skewed = [off_by(s, 1.3) if s.id == "m1-b200-relu-linear-nvfp4" else s for s in sets]
+    data = load_calibration()
+    plain = fit_on(data, sets, SPECS)
+    base = dict(zip(plain.parameters, plain.fitted, strict=True))
+    result = fit_on(data, skewed, SPECS)
+    moved = dict(zip(result.parameters, result.fitted, strict=True))
+    row = ("NVIDIA B200", "cast_efficiency.row")
+    assert data.gpus["NVIDIA B200"]["cast_efficiency.row"].basis == "measured"
+    # (its own casts' launch term is the fitted t_cast, which may move a little)
+    assert moved[row] == pytest.approx(base[row], rel=1e-3)
+    fp4 = ("NVIDIA B200", "gemm_efficiency.fp4")
+    assert abs(moved[fp4] / base[fp4] - 1) > 0.01
+
+
 def _write(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "calibration.toml"
     path.write_text(textwrap.dedent(text), encoding="utf-8")

@@ -73,9 +73,10 @@ def test_sets_of_one_document_share_a_source_and_fragments_do_not_split_it():
 
 def test_without_sets_drops_what_only_the_left_out_sets_informed():
     m1 = {s.id for s in MEASUREMENTS.sets if s.id.startswith("m1-")}
-    pruned = without_sets(DATA, m1)
-    # the B200 fp4 and block-scaled fp8 efficiencies rest on M1 alone: gone
+    # the B200 fp4 GEMM efficiency rests on M1 and the NVFP4 GEMMs of helion #3046: gone
+    pruned = without_sets(DATA, m1 | {"helion3046-b200-nvfp4-gemm-cutlass"})
     assert pruned.gpu_entry("NVIDIA B200", "gemm_efficiency.fp4") is None
+    pruned = without_sets(DATA, m1)
     # the cast latency has other sets (the H100 cast benchmark): kept, without M1
     kept = pruned.globals["cast_fixed_latency_s"]
     assert kept.sets and not set(kept.sets) & m1

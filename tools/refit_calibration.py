@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 from roofline.analysis.crossval import bands_from, cross_validate
-from roofline.analysis.fit import fit
+from roofline.analysis.fit import fit, informing_sets
 from roofline.analysis.validation import ModelKind, ValidationReport, validate
-from roofline.calibration.data import load_calibration
+from roofline.calibration.data import CalibrationData, load_calibration
 from roofline.calibration.write import rewrite_value
-from roofline.measurements import load_measurements
+from roofline.measurements import SetRole, load_measurements
 from roofline.specs import load_specs
 
 DATA = Path(__file__).resolve().parent.parent / "roofline" / "data"
@@ -29,9 +29,9 @@ BANDS = DATA / "error_bands.toml"
 MEASUREMENTS = DATA / "measurements.toml"
 
 
-def _rewrite(text: str, gpu: str | None, key: str, value: float) -> str:
-    """``text`` with the ``value =`` line of (gpu, key) set to ``value``."""
-    return rewrite_value(text, gpu, key, value)
+def stored_basis(data: CalibrationData, gpu: str | None, key: str) -> str:
+    """The basis of the stored entry (gpu, key)."""
+    return (data.globals[key] if gpu is None else data.gpus[gpu][key]).basis
 
 
 def main() -> int:
@@ -39,10 +39,15 @@ def main() -> int:
     stored (rounded) values give."""
     specs = load_specs()
     measurements = load_measurements(specs=specs)
-    result = fit(load_calibration(), measurements, specs)
+    stored = load_calibration()
+    result = fit(stored, measurements, specs)
+    # A fitted value's set list names every fit set it was fitted on (a measured one's
+    # list is what it is fitted on, so it is kept).
+    informing = informing_sets(stored, measurements.by_role(SetRole.FIT))
     text = PATH.read_text("utf-8")
     for (gpu, key), value in zip(result.parameters, result.fitted, strict=True):
-        text = _rewrite(text, gpu, key, value)
+        fitted_on = informing[(gpu, key)] if stored_basis(stored, gpu, key) == "fitted" else None
+        text = rewrite_value(text, gpu, key, value, list(fitted_on) if fitted_on else None)
     PATH.write_text(text, "utf-8")
     print(
         f"wrote {len(result.parameters)} values to {PATH}; mean |log error| "

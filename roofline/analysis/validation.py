@@ -192,9 +192,10 @@ def predict_set(
     return baseline / quantity(*LOWP_SIDE)
 
 
-def set_parameter_keys(mset: MeasurementSet) -> frozenset[str]:
+def set_parameter_keys(mset: MeasurementSet, model_wide: bool = False) -> frozenset[str]:
     """The per-GPU calibration parameters a prediction of ``mset`` depends on: those of
-    the terms a ``time_us`` set names, else of every term of its model."""
+    the terms a ``time_us`` set names, else of every term of its model (with
+    ``model_wide``, the model-wide ones, the fixed latencies, too)."""
     recipe = get_recipe(mset.recipe, mset.mode)
     model = compile_model(mset.mode, recipe, mset.fusion, True, mset.groups is not None).model
     terms = [
@@ -206,7 +207,7 @@ def set_parameter_keys(mset: MeasurementSet) -> frozenset[str]:
     return frozenset(
         hw.spec_key
         for hw in CALIBRATION_SYMBOLS
-        if hw.symbol in used and hw.spec_key not in GLOBAL_KEYS
+        if hw.symbol in used and (model_wide or hw.spec_key not in GLOBAL_KEYS)
     )
 
 

@@ -228,13 +228,12 @@ def fit_on(
     own = {p: listed for p, listed in own.items() if listed}
     shared = [p for p in parameters if p not in own and p not in held]
     current = with_values(data, parameters, np.clip(stored, *_bounds(parameters)))
-    jac_own: dict[ParameterId, np.ndarray] = {}
+    jac_own: dict[tuple[ParameterId, ...], np.ndarray] = {}
     jac_shared = np.zeros((0, len(shared)))
     for _ in range(MAX_STAGE_ROUNDS):
         before = [_entry(current, p).value for p in parameters]
         for group, group_sets in _groups(own):
-            current, jac = _least_squares(current, group_sets, specs, group)
-            jac_own.update({p: jac[:, i] for i, p in enumerate(group)})
+            current, jac_own[tuple(group)] = _least_squares(current, group_sets, specs, group)
         if shared:
             current, jac_shared = _least_squares(current, sets, specs, shared)
         after = [_entry(current, p).value for p in parameters]
@@ -310,21 +309,20 @@ def _least_squares(
 
 def _determined(
     parameters: Sequence[ParameterId],
-    jac_own: dict[ParameterId, np.ndarray],
+    jac_own: dict[tuple[ParameterId, ...], np.ndarray],
     shared: Sequence[ParameterId],
     jac_shared: np.ndarray,
 ) -> tuple[tuple[bool, ...], int]:
-    """Per parameter, whether its stage's data determine it (a measured one when its own
-    sets move the residuals at all, the shared ones by :func:`identifiability`; a held
-    one never), and the rank of the stages' Jacobians together."""
+    """Per parameter, whether its stage's data determine it (:func:`identifiability` of
+    its group's or the shared stage's Jacobian; a held one never), and the sum of the
+    stages' ranks."""
     ok = dict.fromkeys(parameters, False)
-    for parameter, column in jac_own.items():
-        ok[parameter] = bool(np.any(np.asarray(column, dtype=float) != 0))
-    rank = sum(ok.values())
-    if shared:
-        shared_rank, flags = identifiability(jac_shared, _scale(shared))
-        ok.update(zip(shared, flags, strict=True))
-        rank += shared_rank
+    rank = 0
+    stages = [*jac_own.items(), *([(tuple(shared), jac_shared)] if shared else [])]
+    for group, jac in stages:
+        group_rank, flags = identifiability(jac, _scale(group))
+        ok.update(zip(group, flags, strict=True))
+        rank += group_rank
     return tuple(ok[p] for p in parameters), rank
 
 

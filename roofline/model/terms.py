@@ -74,9 +74,12 @@ class GemmTime:
     def total(self) -> sympy.Expr:
         """max(compute, memory, launch floor), or latency + max(compute, memory)
         (+ the epilogue kernel's time)."""
+        # Unevaluated: sympy's Max would try to prove one symbolic time above another
+        # (assumption queries over ceilings and Piecewise waves), which never succeeds here
+        # and was 2 of the 7 s compiling every model takes; printers sort the arguments.
         if self.latency is None:
-            return sympy.Max(self.compute, self.memory, T_LAUNCH.symbol)
-        total = self.latency + sympy.Max(self.compute, self.memory)
+            return sympy.Max(self.compute, self.memory, T_LAUNCH.symbol, evaluate=False)
+        total = self.latency + sympy.Max(self.compute, self.memory, evaluate=False)
         return total if self.epilogue is None else total + self.epilogue
 
 

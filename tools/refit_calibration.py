@@ -18,7 +18,7 @@ from pathlib import Path
 from roofline.analysis.crossval import bands_from, cross_validate
 from roofline.analysis.fit import fit, informing_sets
 from roofline.analysis.validation import ModelKind, ValidationReport, validate
-from roofline.calibration.data import CalibrationData, load_calibration
+from roofline.calibration.data import load_calibration
 from roofline.calibration.write import rewrite_value
 from roofline.measurements import SetRole, load_measurements
 from roofline.specs import load_specs
@@ -29,11 +29,6 @@ BANDS = DATA / "error_bands.toml"
 MEASUREMENTS = DATA / "measurements.toml"
 
 
-def stored_basis(data: CalibrationData, gpu: str | None, key: str) -> str:
-    """The basis of the stored entry (gpu, key)."""
-    return (data.globals[key] if gpu is None else data.gpus[gpu][key]).basis
-
-
 def main() -> int:
     """Fit on the bundled files, store the result, then write the bands and guards the
     stored (rounded) values give."""
@@ -41,13 +36,12 @@ def main() -> int:
     measurements = load_measurements(specs=specs)
     stored = load_calibration()
     result = fit(stored, measurements, specs)
-    # A fitted value's set list names every fit set it was fitted on (a measured one's
-    # list is what it is fitted on, so it is kept).
+    # Each value's set list names the fit sets it was fitted on (a measured one's: its
+    # own listed ones, in the measurement file's order).
     informing = informing_sets(stored, measurements.by_role(SetRole.FIT))
     text = PATH.read_text("utf-8")
     for (gpu, key), value in zip(result.parameters, result.fitted, strict=True):
-        fitted_on = informing[(gpu, key)] if stored_basis(stored, gpu, key) == "fitted" else None
-        text = rewrite_value(text, gpu, key, value, list(fitted_on) if fitted_on else None)
+        text = rewrite_value(text, gpu, key, value, list(informing[(gpu, key)]))
     PATH.write_text(text, "utf-8")
     print(
         f"wrote {len(result.parameters)} values to {PATH}; mean |log error| "

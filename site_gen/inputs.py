@@ -17,8 +17,9 @@ from pathlib import Path
 
 from roofline.calibration.data import (
     CalibrationData,
-    bundled_set_ids,
+    bundled_set_refs,
     load_calibration,
+    set_refs,
 )
 from roofline.calibration.params import calibration_gpu_names
 from roofline.errors import DataFileError, RooflineError
@@ -79,10 +80,10 @@ def load_inputs(
     every set the calibration file cites must be a bundled set or one of the
     measurement file's; each problem names its file, entry and field."""
     if measurements_path is None:
-        measurements, measurement_specs, ids = None, None, bundled_set_ids()
+        measurements, measurement_specs, ids = None, None, bundled_set_refs()
     else:
         measurements, measurement_specs = _merged(specs, Path(measurements_path))
-        ids = set(measurements.ids())
+        ids = set_refs(measurements.sets)
     if calibration_path is None:
         calibration = load_calibration()
     else:

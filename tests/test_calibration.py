@@ -16,7 +16,7 @@ from model_cases import waves_by_hand
 
 from roofline import evaluate, load_specs
 from roofline.analysis.validation import GOALS, ModelKind, mean_abs_error, validate
-from roofline.calibration.data import load_calibration
+from roofline.calibration.data import GLOBAL_KEYS, SetRef, bundled_set_refs, load_calibration
 from roofline.calibration.params import Basis, Level, calibration_for
 from roofline.errors import DataFileError
 from roofline.evaluate import calibration_of, evaluate_terms
@@ -198,6 +198,53 @@ def test_lint_refuses_unknown_sets_missing_globals_and_bad_toml(tmp_path):
         load_calibration(path)
     with pytest.raises(DataFileError, match="a readable calibration file"):
         load_calibration(tmp_path / "missing.toml")
+
+
+#: Every model-wide latency, fitted on one H100 fit set.
+_ALL_GLOBALS = "schema_version = 1\n" + "".join(
+    f'[parameters.{key}]\nvalue = 5e-6\nbasis = "fitted"\nsets = ["a"]\n' for key in GLOBAL_KEYS
+)
+_B200_ROW = (
+    '[[gpu]]\nname = "NVIDIA B200"\n[gpu.values."cast_efficiency.row"]\nvalue = 0.8\n'
+    'basis = "measured"\nsets = ["b200-fit", "b200-held", "h100-fit", "b200-context"]\n'
+)
+_REFS = {
+    "a": SetRef("fit", "NVIDIA H100 SXM"),
+    "b200-fit": SetRef("fit", "NVIDIA B200"),
+    "b200-held": SetRef("holdout", "NVIDIA B200"),
+    "b200-context": SetRef("context", "NVIDIA B200"),
+    "h100-fit": SetRef("fit", "NVIDIA H100 SXM"),
+}
+
+
+def test_cited_sets_are_fit_sets_of_the_values_gpu(tmp_path):
+    """A value may cite only fit sets, and a GPU's value only that GPU's sets: a file
+    saying a B200 fraction was measured on a held-out set or on H100 is refused, each
+    cited set by its index; a model-wide latency may cite any GPU's fit set."""
+    path = _write(tmp_path, _ALL_GLOBALS + _B200_ROW)
+    with pytest.raises(DataFileError) as caught:
+        load_calibration(path, gpu_names=set(SPECS), set_ids=_REFS)
+    problems = {(p.field, p.received) for p in caught.value.problems}
+    assert problems == {
+        ("cast_efficiency.row.sets[1]", "<'b200-held', a set of role 'holdout'>"),
+        ("cast_efficiency.row.sets[2]", "<'h100-fit', measured on 'NVIDIA H100 SXM'>"),
+        ("cast_efficiency.row.sets[3]", "<'b200-context', a set of role 'context'>"),
+    }
+    assert str(path) in str(caught.value)
+    fixed = _B200_ROW.replace('"b200-fit", "b200-held", "h100-fit", "b200-context"', '"b200-fit"')
+    data = load_calibration(
+        _write(tmp_path, _ALL_GLOBALS + fixed), gpu_names=set(SPECS), set_ids=_REFS
+    )
+    assert data.gpu_entry("NVIDIA B200", "cast_efficiency.row").sets == ("b200-fit",)
+    # Ids alone (no roles known) check existence only.
+    load_calibration(path, gpu_names=set(SPECS), set_ids=set(_REFS))
+
+
+def test_bundled_refs_carry_roles_and_gpus():
+    refs = bundled_set_refs()
+    assert set(refs) == set(MEASUREMENTS.ids())
+    for s in MEASUREMENTS.sets:
+        assert refs[s.id] == SetRef(s.role.value, s.gpu)
 
 
 def test_hostile_note_is_kept_as_text_and_errors_escape_controls(tmp_path):

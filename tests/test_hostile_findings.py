@@ -31,6 +31,7 @@ from roofline.presets import load_models
 from roofline.specs import load_specs
 from roofline.specs.text import url_problem
 from site_gen import config
+from site_gen import inputs as site_inputs
 from site_gen.cache import BuildCache
 from site_gen.output.guard import BuildError, check_site_dir
 
@@ -353,6 +354,31 @@ def test_f09_calibration_set_ids_are_checked_at_load(capsys, tmp_path, bad):
     )
     assert str(path) in err and "gemm_fixed_latency_s.sets" in err
     load_calibration()  # the bundled file, its set ids checked against the bundled sets
+
+
+@pytest.mark.parametrize(
+    ("cited", "why"),
+    [
+        ("m4-b200-mxfp8-moe-fwd-dim0-a", "a set of role 'holdout'"),
+        ("h100-blockwise-act-quant-lhs", "measured on 'NVIDIA H100 SXM'"),
+    ],
+)
+def test_f09b_a_value_cannot_claim_a_held_out_or_other_gpus_set(capsys, tmp_path, cited, why):
+    """A pull request relabelling B200's row-cast fraction as measured on a held-out set
+    (which would then count as fitted data on the Validation page) or on another GPU's set
+    is refused by every command that loads the file, the site build included."""
+    text = _bundled("calibration.toml").replace(
+        'sets = ["m2-b200-cast-dim0-mxfp8-floor", ', f'sets = ["{cited}", ', 1
+    )
+    path = _write(tmp_path, "calibration.toml", text)
+    err = _one_error(
+        capsys,
+        *("eval", "--gpu", "NVIDIA B200", "--recipe", "mxfp8_cublas", "--shape", "64,64,64"),
+        *("--calibrated", "--calibration", str(path)),
+    )
+    assert str(path) in err and "cast_efficiency.row.sets[0]" in err and why in err
+    with pytest.raises(DataFileError, match=re.escape(why)):
+        site_inputs.load_inputs(load_specs(), calibration_path=path)
 
 
 @pytest.mark.parametrize("note", ["x" * 1_000_000, "fitted \x1b[31m red"], ids=["1 MB", "ESC"])

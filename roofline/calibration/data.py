@@ -13,10 +13,10 @@ together, each naming the file, the entry, the field and the expected form.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from roofline.calibration.bounds import bounds_of, expected_text
 from roofline.datafiles.core import bundled_text, is_subnormal
@@ -42,6 +42,24 @@ MAX_NOTE_LENGTH = 1000
 #: A measurement set id (the measurement lint's rule): a slug, at most 64 characters.
 SET_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MAX_SET_ID_LENGTH = 64
+
+
+class SetRef(NamedTuple):
+    """What the linter needs of a measurement set a calibration entry cites: its role and
+    GPU (None: not known, not checked)."""
+
+    role: str | None
+    gpu: str | None
+
+
+def set_refs(sets: Iterable[Any]) -> dict[str, SetRef]:
+    """``{id: SetRef}`` of measurement sets (anything with ``id``, ``role`` and ``gpu``:
+    a :class:`~roofline.measurements.model.MeasurementSet`)."""
+    return {s.id: SetRef(getattr(s.role, "value", s.role), s.gpu) for s in sets}
+
+
+#: The role a cited set must have: held-out and context sets never inform a value.
+CITABLE_ROLE = "fit"
 
 
 @dataclass(frozen=True)
@@ -196,12 +214,13 @@ def parse_calibration(
     doc: Mapping[str, Any],
     origin: str,
     gpu_names: set[str] | None = None,
-    set_ids: set[str] | None = None,
+    set_ids: Collection[str] | Mapping[str, SetRef] | None = None,
     declared_sets: bool = False,
 ) -> CalibrationData:
     """Lint a parsed calibration document; DataFileError lists every problem.
 
-    ``set_ids``: the measurement sets its ``sets`` may cite (None: not checked).
+    ``set_ids``: the measurement sets its ``sets`` may cite (None: not checked); a mapping
+    of ids to :class:`SetRef` also checks each cited set's role and GPU.
     ``declared_sets``: the sets its own ``[gpu.cv]`` tables declare may be cited too (a
     command that reads no measurement file cannot check a refit owner's sets)."""
     lint = _Linter(origin)
@@ -227,18 +246,70 @@ def parse_calibration(
     gpus = _gpus(lint, doc.get("gpu", []), gpu_names, cvs)
     data = CalibrationData(globals_, gpus, origin, cv=cvs)
     if set_ids is not None:
-        if declared_sets:
-            set_ids = set_ids.union(*(cv.sets for cv in cvs.values()))
-        cited = [(gpu, f"{entry.key}.sets", entry.sets) for gpu, entry in data.entries()]
-        cited += [(gpu, "cv.sets", cv.sets) for gpu, cv in cvs.items()]
-        for gpu, key, ids in cited:
-            for set_id in ids:  # a malformed id is reported once, above
-                if SET_ID.fullmatch(set_id) and set_id not in set_ids:
-                    where = f"gpu {gpu!r}" if gpu else "parameters"
-                    lint.error(where, key, "ids of measurement sets", set_id)
+        _check_cited(lint, data, cvs, set_ids, declared_sets)
     lint.strings(doc)
     lint.raise_if_any()
     return data
+
+
+def _check_cited(
+    lint: _Linter,
+    data: CalibrationData,
+    cvs: Mapping[str, GpuCv],
+    set_ids: Collection[str] | Mapping[str, SetRef],
+    declared_sets: bool,
+) -> None:
+    """Every cited set exists; where ``set_ids`` maps ids to :class:`SetRef`, each value's
+    sets are also fit sets, measured on the value's GPU (a GPU's ``[gpu.cv]`` sets on that
+    GPU): a value said to come from a held-out set, or from another GPU's, would be
+    shown as measured where it is not, and the staged fit holds an entry none of whose
+    sets it fits on."""
+    checked = isinstance(set_ids, Mapping)
+    unknown = SetRef(None, None)
+    refs = dict(set_ids) if checked else dict.fromkeys(set_ids, unknown)
+    if declared_sets:  # the refit owner's sets: on the GPU whose [gpu.cv] names them
+        for gpu, cv in cvs.items():
+            for set_id in cv.sets:
+                refs.setdefault(set_id, SetRef(None, gpu))
+    cited = [(gpu, f"{entry.key}.sets", entry.sets, True) for gpu, entry in data.entries()]
+    cited += [(gpu, "cv.sets", cv.sets, False) for gpu, cv in cvs.items()]
+    for gpu, key, ids, informs in cited:
+        where = f"gpu {gpu!r}" if gpu else "parameters"
+        for index, set_id in enumerate(ids):
+            if not SET_ID.fullmatch(set_id):
+                continue  # a malformed id is reported once, by the entry's own lint
+            ref = refs.get(set_id)
+            if ref is None:
+                lint.error(where, key, "ids of measurement sets", set_id)
+            elif checked:
+                _check_ref(lint, where, f"{key}[{index}]", set_id, ref, gpu, informs)
+
+
+def _check_ref(
+    lint: _Linter,
+    where: str,
+    key: str,
+    set_id: str,
+    ref: SetRef,
+    gpu: str | None,
+    informs: bool,
+) -> None:
+    """One cited set's role (a value's sets) and GPU (a per-GPU entry's sets)."""
+    if informs and ref.role is not None and ref.role != CITABLE_ROLE:
+        lint.error(
+            where,
+            key,
+            f"a measurement set of role {CITABLE_ROLE!r} (held-out and context sets never "
+            "inform a value)",
+            f"<{set_id!r}, a set of role {ref.role!r}>",
+        )
+    if gpu is not None and ref.gpu is not None and ref.gpu != gpu:
+        lint.error(
+            where,
+            key,
+            f"a measurement set measured on {gpu!r} (a GPU's values come from its own sets)",
+            f"<{set_id!r}, measured on {ref.gpu!r}>",
+        )
 
 
 def _gpus(
@@ -279,7 +350,7 @@ def _gpus(
 def load_calibration(
     path: str | Path | None = None,
     gpu_names: set[str] | None = None,
-    set_ids: set[str] | None = None,
+    set_ids: Collection[str] | Mapping[str, SetRef] | None = None,
     declared_sets: bool = False,
 ) -> CalibrationData:
     """Load and lint a calibration file (None: the bundled one, cached); the options are
@@ -292,7 +363,7 @@ def load_calibration(
 def _load(
     path: str | Path | None,
     gpu_names: set[str] | None,
-    set_ids: set[str] | None,
+    set_ids: Collection[str] | Mapping[str, SetRef] | None,
     declared_sets: bool = False,
 ) -> CalibrationData:
     if path is None:
@@ -306,13 +377,24 @@ def _load(
     return parse_calibration(doc, origin, gpu_names, set_ids, declared_sets)
 
 
-def bundled_set_ids() -> set[str]:
-    """The set ids of the bundled measurement file, read without linting it (the
-    cross-reference check of the bundled calibration file: a broken ``sets`` id is
-    reported at load, naming calibration.toml, not minutes later as a dead link)."""
+def bundled_set_refs() -> dict[str, SetRef]:
+    """The sets of the bundled measurement file (id, role and GPU), read without linting
+    it (the cross-reference check of a calibration file: a broken ``sets`` id is reported
+    at load, naming the calibration file, not minutes later as a dead link)."""
     text = bundled_text("measurements.toml")
-    sets = load_toml(text).get("set", [])
-    return {s["id"] for s in sets if isinstance(s, dict) and isinstance(s.get("id"), str)}
+    refs: dict[str, SetRef] = {}
+    for raw in load_toml(text).get("set", []):
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+            role, gpu = raw.get("role"), raw.get("gpu")
+            refs[raw["id"]] = SetRef(
+                role if isinstance(role, str) else None, gpu if isinstance(gpu, str) else None
+            )
+    return refs
+
+
+def bundled_set_ids() -> set[str]:
+    """The set ids of the bundled measurement file (:func:`bundled_set_refs`)."""
+    return set(bundled_set_refs())
 
 
 _BUNDLED: list[CalibrationData] = []
@@ -320,5 +402,5 @@ _BUNDLED: list[CalibrationData] = []
 
 def _bundled() -> CalibrationData:
     if not _BUNDLED:
-        _BUNDLED.append(_load(None, None, bundled_set_ids()))
+        _BUNDLED.append(_load(None, None, bundled_set_refs()))
     return _BUNDLED[0]

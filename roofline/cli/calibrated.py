@@ -14,7 +14,7 @@ import contextlib
 import math
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import sympy
@@ -23,17 +23,22 @@ from roofline import units
 from roofline.analysis.crossval import own_fit_cv
 from roofline.analysis.fit import (
     FitResult,
+    ParameterId,
     fit,
     free_parameters,
+    informing_sets,
+    read_off,
     relative_change,
     with_gpu_parameters,
 )
 from roofline.calibration.data import (
     CalibrationData,
     GpuCv,
-    bundled_set_ids,
+    SetRef,
+    bundled_set_refs,
     load_calibration,
     parse_calibration,
+    set_refs,
 )
 from roofline.calibration.params import (
     Basis,
@@ -95,10 +100,13 @@ def check_calibrated_args(args: argparse.Namespace) -> None:
 
 
 def calibration_data(
-    args: argparse.Namespace, specs: SpecDatabase, set_ids: set[str] | None = None
+    args: argparse.Namespace,
+    specs: SpecDatabase,
+    set_ids: dict[str, SetRef] | None = None,
 ) -> CalibrationData:
     """The calibration file ``--calibration`` names, or the bundled one. Its GPUs must be
-    in ``specs`` (or the bundled database) and its ``sets`` ids in ``set_ids``; None, for
+    in ``specs`` (or the bundled database) and its ``sets`` fit sets of ``set_ids`` (on the
+    value's GPU); None, for
     commands that read no measurement file: the bundled sets' ids and the sets its own
     ``[gpu.cv]`` tables declare (a file ``roofline calibrate --gpu`` wrote cites its
     owner's measurement sets, which those commands do not read)."""
@@ -107,7 +115,7 @@ def calibration_data(
         return load_calibration()
     names = calibration_gpu_names(specs)
     if set_ids is None:
-        return load_calibration(path, names, bundled_set_ids(), declared_sets=True)
+        return load_calibration(path, names, bundled_set_refs(), declared_sets=True)
     return load_calibration(path, gpu_names=names, set_ids=set_ids)
 
 
@@ -264,7 +272,7 @@ def load_inputs(
     measurements = load_measurements(args.measurements, specs=specs)
     # A calibration file may cite the bundled sets (it derives from the bundled one) and
     # the sets of the measurement file in use.
-    ids = set(measurements.ids()) | bundled_set_ids()
+    ids = {**bundled_set_refs(), **set_refs(measurements.sets)}
     return specs, measurements, calibration_data(args, specs, ids)
 
 
@@ -274,13 +282,14 @@ def _write_calibration(
     result: FitResult,
     fitted: CalibrationData,
     new: frozenset[tuple[str | None, str]],
-    fit_ids: list[str],
+    informing: Mapping[ParameterId, tuple[str, ...]],
     specs: SpecDatabase,
     measurements: MeasurementDatabase,
     gpu_cv: tuple[str, GpuCv] | None = None,
 ) -> None:
     """The input calibration file with each determined refit value (and, for a refit on
-    another measurement file, its ``sets``) rewritten, the determined parameters in
+    another measurement file, its ``sets``: ``informing``'s, the fit sets its fit read)
+    rewritten, the determined parameters in
     ``new`` (the file did not store them for the GPU) added with the sets and note
     ``fitted`` gives them, and the GPU's own-fit CV error (``gpu_cv``: GPU, error) set;
     linted, then written atomically."""
@@ -290,11 +299,12 @@ def _write_calibration(
     else:
         text = read_text(source, "calibration file")
     determined = result.determined or (True,) * len(result.parameters)
-    sets = fit_ids if getattr(args, "measurements", None) else None
+    refit_on_other = bool(getattr(args, "measurements", None))
     written = added = 0
     for (gpu, key), value, ok in zip(result.parameters, result.fitted, determined, strict=True):
         if not ok:
             continue
+        sets = list(informing.get((gpu, key), ())) if refit_on_other else None
         if (gpu, key) in new:
             entry = fitted.gpus[gpu][key]
             text = add_entry(text, gpu, key, value, list(entry.sets), entry.note)
@@ -307,7 +317,7 @@ def _write_calibration(
         text = set_cv(
             text, gpu_cv[0], cv.mean_error, cv.points, cv.shapes, cv.method, list(cv.sets)
         )
-    ids = set(measurements.ids()) | bundled_set_ids()
+    ids = {**bundled_set_refs(), **set_refs(measurements.sets)}
     parse_calibration(load_toml(text), str(out), calibration_gpu_names(specs), ids)  # loads
     write_atomically(out, text)
     kept = len(result.parameters) - written - added
@@ -367,7 +377,17 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if out is not None:
         gpu_cv = (gpu, cv) if gpu is not None and cv is not None else None
         _write_calibration(
-            args, out, result, fitted, new, [s.id for s in fit_sets], specs, measurements, gpu_cv
+            args,
+            out,
+            result,
+            fitted,
+            new,
+            # The sets each value's fit read (fit() reads a GPU's measured entries off
+            # the owner's sets).
+            informing_sets(read_off(fitted, gpu, fit_sets) if gpu else fitted, fit_sets),
+            specs,
+            measurements,
+            gpu_cv,
         )
     if not args.check:
         return 0

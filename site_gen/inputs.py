@@ -15,11 +15,10 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from roofline.calibration.cited import bundled_set_refs, set_refs
 from roofline.calibration.data import (
     CalibrationData,
-    bundled_set_refs,
     load_calibration,
-    set_refs,
 )
 from roofline.calibration.params import calibration_gpu_names
 from roofline.errors import DataFileError, RooflineError

@@ -16,7 +16,8 @@ from model_cases import waves_by_hand
 
 from roofline import evaluate, load_specs
 from roofline.analysis.validation import GOALS, ModelKind, mean_abs_error, validate
-from roofline.calibration.data import GLOBAL_KEYS, SetRef, bundled_set_refs, load_calibration
+from roofline.calibration.cited import SetRef, bundled_set_refs
+from roofline.calibration.data import GLOBAL_KEYS, load_calibration
 from roofline.calibration.params import Basis, Level, calibration_for
 from roofline.errors import DataFileError
 from roofline.evaluate import calibration_of, evaluate_terms

@@ -31,14 +31,12 @@ from roofline.analysis.fit import (
     relative_change,
     with_gpu_parameters,
 )
+from roofline.calibration.cited import SetRef, bundled_set_refs, set_refs
 from roofline.calibration.data import (
     CalibrationData,
     GpuCv,
-    SetRef,
-    bundled_set_refs,
     load_calibration,
     parse_calibration,
-    set_refs,
 )
 from roofline.calibration.params import (
     Basis,

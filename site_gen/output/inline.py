@@ -6,7 +6,9 @@ third of mkdocs' Markdown time, mostly spent on cells such as ``1.234`` in which
 pattern can start. Each pattern the site's extensions register needs one of a few
 characters to match (a backtick, ``$``, a backslash, ``[``, ``<``, ``&``, ``*`` or ``_``,
 or two spaces before a line break); text without any of them comes out of the inline
-step unchanged, so :class:`QuickInlineProcessor` returns it at once.
+step unchanged, so :class:`QuickInlineProcessor` returns it at once. Text that holds some
+of them (a link, an underscore in a recipe name) is tried only with the patterns whose
+characters it holds: a cell with one link needs the link patterns, not the other ten.
 
 That holds only for the patterns it knows: :data:`TRIGGERS` lists each by name with its
 regular expression's digest. When a page's Markdown instance has a pattern that is not
@@ -16,12 +18,14 @@ every text takes the full inline step, as without this module.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from typing import Any
 
 from markdown import Extension, Markdown
 from markdown.treeprocessors import InlineProcessor
+from markdown.util import AtomicString
 
 #: Each known inline pattern: (sha256 of its regular expression, prefix of 12 hex digits;
 #: the characters one of which every match contains). Python-Markdown 3.x's own patterns
@@ -52,18 +56,34 @@ def pattern_digest(expression: str) -> str:
     return hashlib.sha256(expression.encode()).hexdigest()[:12]
 
 
-def quiet_text(patterns: Any) -> re.Pattern[str] | None:
-    """A regular expression that finds, in any text one of ``patterns`` (a registry of
-    inline patterns) can match, a character that match needs; None when a pattern is not
-    one of :data:`TRIGGERS` (then nothing can be skipped)."""
-    needed: list[str] = []
-    for name in patterns._data:  # the registry's names (no public list)
+def needed_text(patterns: Any) -> list[re.Pattern[str]] | None:
+    """Per pattern of ``patterns`` (a registry of inline patterns, in the order the
+    inline step tries them), a regular expression that finds in any text the pattern can
+    match a character that match needs; None when a pattern is not one of
+    :data:`TRIGGERS` (then nothing can be skipped)."""
+    needed: list[re.Pattern[str]] = []
+    # The registry's names (no public list), in the order the step tries the patterns.
+    for name in sorted(patterns._data, key=patterns.get_index_for_name):
         known = TRIGGERS.get(name)
         expression = getattr(patterns[name], "compiled_re", None)
         if known is None or expression is None or pattern_digest(expression.pattern) != known[0]:
             return None
-        needed.append(known[1])
-    return re.compile("|".join(dict.fromkeys(needed)))
+        needed.append(_compiled(known[1]))
+    return needed
+
+
+def quiet_text(patterns: Any) -> re.Pattern[str] | None:
+    """A regular expression that finds, in any text one of ``patterns`` can match, a
+    character that match needs; None when a pattern is not one of :data:`TRIGGERS`."""
+    needed = needed_text(patterns)
+    if needed is None:
+        return None
+    return _compiled("|".join(dict.fromkeys(n.pattern for n in needed)))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(expression: str) -> re.Pattern[str]:
+    return re.compile(expression)
 
 
 class QuickInlineProcessor(InlineProcessor):
@@ -73,17 +93,39 @@ class QuickInlineProcessor(InlineProcessor):
     def __init__(self, md: Markdown) -> None:
         super().__init__(md)
         self.quiet: re.Pattern[str] | None = None
+        self.needed: list[re.Pattern[str]] | None = None
 
     def run(self, tree: Any, ancestors: list[str] | None = None) -> Any:
         """Check the page's patterns (extensions may add some after this one), then run."""
-        self.quiet = quiet_text(self.inlinePatterns)
+        self.needed = needed_text(self.inlinePatterns)
+        self.quiet = quiet_text(self.inlinePatterns) if self.needed is not None else None
         return super().run(tree, ancestors)
 
     def _InlineProcessor__handleInline(self, data: str, patternIndex: int = 0) -> str:
-        """The base class's (private) per-text step, skipped where nothing can match."""
+        """The base class's (private) per-text step: skipped where nothing can match, and
+        where something can, each pattern tried only on text that holds what it needs.
+
+        The loop is Python-Markdown's own: a pattern that matched is tried again past
+        its placeholder, one that did not is passed with the start back at 0. A pattern
+        whose needed characters are nowhere in the text cannot match, so passing it at
+        once is what trying it would do (placeholders hold none of those characters)."""
+        needed = self.needed
+        if needed is None or isinstance(data, AtomicString):
+            return super()._InlineProcessor__handleInline(data, patternIndex)
         if self.quiet is not None and self.quiet.search(data) is None:
             return data
-        return super()._InlineProcessor__handleInline(data, patternIndex)
+        apply = self._InlineProcessor__applyPattern
+        start = 0
+        while patternIndex < len(needed):
+            if needed[patternIndex].search(data) is None:
+                patternIndex, start = patternIndex + 1, 0
+                continue
+            data, matched, start = apply(
+                self.inlinePatterns[patternIndex], data, patternIndex, start
+            )
+            if not matched:
+                patternIndex += 1
+        return data
 
 
 class QuickInline(Extension):

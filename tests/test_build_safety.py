@@ -20,7 +20,14 @@ import zlib
 from pathlib import Path
 
 import pytest
-from browser.site_fixtures import ROOT, SMALL_SPECS, file_tree, make_root, require_katex
+from browser.site_fixtures import (
+    ROOT,
+    SHARED_EPOCH,
+    SMALL_SPECS,
+    file_tree,
+    make_root,
+    shared_small_build,
+)
 
 from site_gen import keys
 from site_gen.build import (
@@ -599,15 +606,10 @@ def test_stale_katex_fetch_folders_are_removed(katex_cache, monkeypatch) -> None
 
 @pytest.fixture(scope="module")
 def warm(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """One cold build with the cache on: the reference site and a warm cache."""
-    require_katex()
-    tmp = tmp_path_factory.mktemp("warm")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SOURCE_DATE_EPOCH", EPOCH)
-        patch.delenv("ROOFLINE_ATLAS_SITE_URL", raising=False)
-        root = make_root(tmp)
-        build(str(SMALL_SPECS), tmp / "site", root=root, cache=BuildCache(root=tmp / "cache"))
-    return {"root": root, "site": tmp / "site", "cache": tmp / "cache"}
+    """One cold build with the cache on: the reference site and a warm cache (the shared
+    small site's, built under the same epoch and without a site URL; read only)."""
+    assert EPOCH == SHARED_EPOCH
+    return shared_small_build(tmp_path_factory)
 
 
 def _warm_copy(warm: dict[str, Path], tmp: Path) -> tuple[Path, BuildCache]:

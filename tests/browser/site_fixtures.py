@@ -55,12 +55,17 @@ def build_small_site(
     return site, timings
 
 
-def shared_small_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The small site, built once for the whole test run and shared read-only.
+def shared_small_build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The small site, built once for the whole test run with the build cache on, and
+    shared read-only: ``{"root", "site", "cache"}`` (its build root, site folder and
+    warm build cache; tests that start from a warm cache copy it).
 
     Under pytest-xdist every worker has its own base temp folder, but they share its
     parent: the first worker to take the lock there builds the site, the others wait and
     reuse it. A build that failed leaves no ``built`` marker, so the next one retries.
+    Built under :data:`SHARED_EPOCH` and without a site URL (a cached build is
+    byte-identical to a clean one, which ``test_two_builds_are_byte_identical`` checks
+    against this very site).
     """
     from filelock import FileLock
 
@@ -75,9 +80,15 @@ def shared_small_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
             folder.mkdir()
             with pytest.MonkeyPatch.context() as patch:
                 patch.setenv("SOURCE_DATE_EPOCH", SHARED_EPOCH)
-                build_small_site(folder)
+                patch.delenv("ROOFLINE_ATLAS_SITE_URL", raising=False)
+                build_small_site(folder, cache_enabled=True)
             (folder / "built").write_text("ok\n", "utf-8")
-    return folder / "site"
+    return {"root": folder / "root", "site": folder / "site", "cache": folder / "cache"}
+
+
+def shared_small_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shared small site's folder (:func:`shared_small_build`)."""
+    return shared_small_build(tmp_path_factory)["site"]
 
 
 def copy_of_small_site(shared: Path, tmp: Path) -> Path:

@@ -241,6 +241,22 @@ def test_cited_sets_are_fit_sets_of_the_values_gpu(tmp_path):
     load_calibration(path, gpu_names=set(SPECS), set_ids=set(_REFS))
 
 
+def test_a_gpus_cv_table_cites_only_its_own_sets(tmp_path):
+    """A [gpu.cv] table states the error of that GPU's own fit: another GPU's set is
+    refused (its role is not checked: an own-fit CV reads the owner's sets)."""
+    cv = (
+        '[gpu.cv]\nmean_error = 0.1\npoints = 4\nshapes = 2\nmethod = "leave one shape out"\n'
+        'sets = ["b200-held", "h100-fit"]\n'
+    )
+    fixed = _B200_ROW.replace('"b200-fit", "b200-held", "h100-fit", "b200-context"', '"b200-fit"')
+    with pytest.raises(DataFileError) as caught:
+        load_calibration(
+            _write(tmp_path, _ALL_GLOBALS + fixed + cv), gpu_names=set(SPECS), set_ids=_REFS
+        )
+    problems = {(p.field, p.received) for p in caught.value.problems}
+    assert problems == {("cv.sets[1]", "<'h100-fit', measured on 'NVIDIA H100 SXM'>")}
+
+
 def test_bundled_refs_carry_roles_and_gpus():
     refs = bundled_set_refs()
     assert set(refs) == set(MEASUREMENTS.ids())

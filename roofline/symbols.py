@@ -226,13 +226,15 @@ RHO_2D2D = _hw(
 )
 
 # The bf16 baseline's grouped GEMM (torch._grouped_mm) is another kernel from the
-# low-precision one, with its own rate relative to its dense GEMM.
+# low-precision one, with its own rate relative to its dense GEMM: an efficiency in
+# (0, 1] like rho. Its 2D-2D rate keeps the low-precision kernel's 2D-2D / 2D-3D ratio
+# (no bf16 2D-2D grouped GEMM has been timed alone).
 RHO_BF16 = _hw(
     "rho_bf16",
     "grouped_efficiency.bf16",
-    r"\beta_{\mathrm{bf16}}",
-    "rate of a bf16 grouped GEMM relative to its dense bf16 GEMM, over the same ratio of "
-    "the low-precision grouped GEMM of the same layout (rho)",
+    r"\rho_{\mathrm{bf16}}",
+    "achieved rate of a bf16 2D-3D grouped GEMM (torch._grouped_mm) over the dense bf16 "
+    "GEMM; its 2D-2D rate is this times rho_2D2D / rho_2D3D",
     "1",
 )
 

@@ -156,10 +156,11 @@ def _torchao_time(hw, bytes_moved, flops=0.0, peak_key="bf16_peak_tops"):
 
 
 def _bf16_gemms(p, hw, m, k, n, g):
-    """The three bf16 grouped GEMMs (2 bytes per element in and out), calibrated: the
-    low-precision layout's rho times beta_bf16 (torch._grouped_mm is its own kernel)."""
+    """The three bf16 grouped GEMMs (2 bytes per element in and out), calibrated:
+    torch._grouped_mm is its own kernel at rho_bf16 of the dense bf16 rate in the 2D-3D
+    layout, and at rho_bf16 rho_2D2D / rho_2D3D in the 2D-2D one."""
     flops = 2.0 * m * k * n
-    beta = p["grouped_efficiency.bf16"]
+    beta = p["grouped_efficiency.bf16"] / p["grouped_efficiency.2d3d"]  # over the layout's rho
     return {
         # tokens x K @ G x K x N: G weights read
         "gemm.output.bf16": _calibrated_gemm(

@@ -186,7 +186,8 @@ def calibrated_gemm_time(
     compute at the wave efficiency of its tiles (:func:`wave_efficiency`); an
     emulated recipe's GEMM is the bf16 GEMM it runs (:func:`executed_format`). A grouped
     GEMM runs at ``rho`` of the dense rate of its layout (2D-3D or 2D-2D), measured per
-    GPU, a bf16 one at ``rho beta_bf16`` (its own kernel); with one group it is the dense
+    GPU, a bf16 one at ``rho_bf16`` (its own kernel; 2D-2D at ``rho_bf16 rho_2D2D /
+    rho_2D3D``); with one group it is the dense
     GEMM. With ``rescale``, the output rescale kernel that follows the GEMM
     (:func:`output_rescale_time`) is the GEMM term's epilogue."""
     epilogue = output_rescale_time(shape) if rescale else None
@@ -196,8 +197,8 @@ def calibrated_gemm_time(
     rate = gemm_efficiency(fmt, recipe).symbol * fmt.peak.symbol
     if shape.layout in LAYOUT_FACTOR:
         factor = LAYOUT_FACTOR[shape.layout].symbol
-        if fmt is BF16:  # torch._grouped_mm, not the scaled grouped kernel
-            factor = factor * RHO_BF16.symbol
+        if fmt is BF16:  # torch._grouped_mm, not the scaled grouped kernel: its own rate
+            factor = RHO_BF16.symbol * factor / RHO_2D3D.symbol
         # A grouped GEMM runs at rho times the rate of the dense GEMM of the same layer
         # (G = 1), that GEMM's waves included: how its groups fill the SMs is in the
         # measured rho. So more experts never make the layer faster.

@@ -276,8 +276,10 @@ CALIBRATED: tuple[Note, ...] = (
         "(K-grouped). Both are read off kernel measurements: B200 MXFP8 (torchao's MoE "
         "kernel breakdown) and H100 blockwise fp8 (DeepGEMM); other GPUs take their mean, "
         "marked assumed. The bf16 baseline's grouped GEMM (torch._grouped_mm) is another "
-        "kernel: it runs at beta_bf16 times that rate, fitted on B200's published MXFP8 / "
-        "bf16 grouped-GEMM speedups at 8 experts (2 and 4 held out). Balanced routing is "
+        "kernel with its own fraction rho_bf16 of the dense bf16 rate (2D-3D; 2D-2D keeps "
+        "the low-precision ratio rho_2D2D / rho_2D3D): measured on GB200 (Marin's TE bf16 "
+        "grouped GEMM) and fitted on B200's published MXFP8 / bf16 grouped-GEMM speedups at "
+        "8 experts (2 and 4 held out). Balanced routing is "
         "assumed (the time depends on the total tokens only). With one group the factors "
         "are 1: a dense layer.",
         "roofline/model/calibrated.py calibrated_gemm_time; measurements M3, M4",

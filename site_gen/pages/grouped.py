@@ -126,7 +126,7 @@ def render(site: SiteInput, result: GroupedResult) -> PageOutput:
     exported = [table for _, table in speedups]
     exported += [t for t in tables.values() if t.rows or t.raw]
     exported += [table for _, table in parts]
-    rho, beta = params.values[RHO_2D3D.spec_key], params.values[RHO_BF16.spec_key]
+    rho, bf16 = params.values[RHO_2D3D.spec_key], params.values[RHO_BF16.spec_key]
     lines = [grouped_rows.shape_line(shape) for shape in result.shapes]
     return page(
         path,
@@ -142,7 +142,7 @@ def render(site: SiteInput, result: GroupedResult) -> PageOutput:
         rho_source=rho.source,
         formulas=formulas(result, path),
         shape_lines=lines,
-        beta={"value": parameter_text(beta.value, RHO_BF16.unit), "basis": beta.basis.value},
+        bf16={"value": parameter_text(bf16.value, RHO_BF16.unit), "basis": bf16.basis.value},
         shape_title=grouped_rows.shape_title,
         shape_dims=grouped_rows.shape_dims,
         calibration_link=rel(gpu_page(gpu), path) + "#calibrated-model-parameters",

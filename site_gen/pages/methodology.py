@@ -155,8 +155,8 @@ class Grouped:
     example: str  # a grouped page (the first GPU with measured rho, MXFP8 training)
     example_gpu: str
     rho: tuple[safe.Md, safe.Md]
-    beta: safe.Md  # the bf16 grouped GEMM's factor over rho
-    beta_known: list[safe.Md]  # the GPUs where it is measured or fitted, with the value
+    rho_bf16: safe.Md  # the bf16 grouped GEMM's rate over dense bf16
+    rho_bf16_known: list[safe.Md]  # the GPUs where it is measured or fitted, with the value
 
 
 @dataclass(frozen=True)
@@ -172,14 +172,14 @@ class Nvfp4Training:
 def grouped_section(site: SiteInput) -> Grouped:
     """What the Grouped GEMMs section says from data."""
     measurements = site.atlas.published()
-    measured, assumed, first, beta = [], "", None, []
+    measured, assumed, first, bf16 = [], "", None, []
     for gpu in site.atlas.gpus:
         values = site.atlas.calibration(gpu.name).values
         rho = (values[RHO_2D3D.spec_key], values[RHO_2D2D.spec_key])
         if values[RHO_BF16.spec_key].basis is not Basis.ASSUMED:
             rho_bf16 = values[RHO_BF16.spec_key]
             text = f"{units.significant(rho_bf16.value, 3)}, {rho_bf16.basis}"
-            beta.append(safe.concat(safe.link(gpu.name, rel(gpu_page(gpu), PAGE)), f" ({text})"))
+            bf16.append(safe.concat(safe.link(gpu.name, rel(gpu_page(gpu), PAGE)), f" ({text})"))
         if rho[0].basis is Basis.MEASURED:
             text = ", ".join(units.significant(v.value, 3) for v in rho)
             measured.append(
@@ -199,7 +199,7 @@ def grouped_section(site: SiteInput) -> Grouped:
         gpu.name,
         (safe.math(RHO_2D3D.latex), safe.math(RHO_2D2D.latex)),
         safe.math(RHO_BF16.latex),
-        beta,
+        bf16,
     )
 
 

@@ -5,6 +5,7 @@ it beside test_site_build.py)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,6 @@ from browser.site_fixtures import (
 
 @pytest.mark.slow
 def test_rebuilds_reuse_what_is_unchanged(tmp_path: Path, tmp_path_factory, monkeypatch) -> None:
-    import shutil
-
     from site_gen.build import build
     from site_gen.cache import BuildCache
 

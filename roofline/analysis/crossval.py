@@ -24,13 +24,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlsplit, urlunsplit
 
 from roofline.analysis.error_bands import MIN_BAND_POINTS, SIZE_BUCKETS, bands_toml, size_bucket
-from roofline.analysis.fit import (
-    fit_on,
-    free_parameters,
-    read_off,
-    with_gpu_parameters,
-    with_values,
-)
+from roofline.analysis.fit import fit_on, free_parameters, gpu_fit_start, with_values
 from roofline.analysis.validation import (
     ModelKind,
     PointResult,
@@ -229,8 +223,7 @@ def own_fit_cv(
     it lacks) on the points at every other shape, and the points at that shape predicted.
     One owner's file is one source, so the folds are cut by shape, the next-coarsest unit;
     None with fewer than two distinct shapes (nothing to leave out)."""
-    # As `roofline calibrate --gpu` fits: the GPU's measured entries read off its own sets.
-    start = read_off(with_gpu_parameters(data, gpu, sets, specs), gpu, sets)
+    start = gpu_fit_start(data, gpu, sets, specs)  # as `roofline calibrate --gpu` fits
     parameters = [p for p in free_parameters(start) if p[0] == gpu]
     shapes = sorted({p.shapes for s in sets for p in s.points})
     if len(shapes) < 2 or not parameters:

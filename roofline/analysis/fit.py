@@ -163,9 +163,19 @@ def fit(
     own = [s for s in sets if s.gpu == gpu]
     if not own:
         raise RooflineError(f"--gpu: no fit set of {measurements.origin} was measured on {gpu}")
-    data = read_off(with_gpu_parameters(data, gpu, own, specs), gpu, own)
+    data = gpu_fit_start(data, gpu, own, specs)
     parameters = [p for p in free_parameters(data) if p[0] == gpu]
     return fit_on(data, own, specs, parameters)
+
+
+def gpu_fit_start(
+    data: CalibrationData, gpu: str, sets: Sequence[MeasurementSet], specs: SpecDatabase
+) -> CalibrationData:
+    """What a refit of ``gpu`` on its owner's ``sets`` starts from (``roofline calibrate
+    --gpu`` and its own-fit cross-validation): the parameters its sets use added
+    (:func:`with_gpu_parameters`) and its measured entries read off those sets
+    (:func:`read_off`)."""
+    return read_off(with_gpu_parameters(data, gpu, sets, specs), gpu, sets)
 
 
 def read_off(data: CalibrationData, gpu: str, sets: Sequence[MeasurementSet]) -> CalibrationData:

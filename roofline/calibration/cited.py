@@ -116,3 +116,10 @@ def bundled_set_refs() -> dict[str, SetRef]:
                 role if isinstance(role, str) else None, gpu if isinstance(gpu, str) else None
             )
     return refs
+
+
+def citable_sets(sets: Iterable[Any]) -> dict[str, SetRef]:
+    """The sets a calibration file may cite when ``sets`` (a measurement file's) are in
+    use beside the bundled ones: the bundled sets (a calibration file derives from the
+    bundled one) and ``sets``."""
+    return {**bundled_set_refs(), **set_refs(sets)}

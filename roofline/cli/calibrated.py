@@ -31,7 +31,7 @@ from roofline.analysis.fit import (
     relative_change,
     with_gpu_parameters,
 )
-from roofline.calibration.cited import SetRef, bundled_set_refs, set_refs
+from roofline.calibration.cited import SetRef, bundled_set_refs, citable_sets
 from roofline.calibration.data import (
     CalibrationData,
     GpuCv,
@@ -268,10 +268,7 @@ def load_inputs(
     """The spec database, measurement file and calibration file the arguments name."""
     specs = resolve_specs(args.specs)
     measurements = load_measurements(args.measurements, specs=specs)
-    # A calibration file may cite the bundled sets (it derives from the bundled one) and
-    # the sets of the measurement file in use.
-    ids = {**bundled_set_refs(), **set_refs(measurements.sets)}
-    return specs, measurements, calibration_data(args, specs, ids)
+    return specs, measurements, calibration_data(args, specs, citable_sets(measurements.sets))
 
 
 def _write_calibration(
@@ -315,7 +312,7 @@ def _write_calibration(
         text = set_cv(
             text, gpu_cv[0], cv.mean_error, cv.points, cv.shapes, cv.method, list(cv.sets)
         )
-    ids = {**bundled_set_refs(), **set_refs(measurements.sets)}
+    ids = citable_sets(measurements.sets)
     parse_calibration(load_toml(text), str(out), calibration_gpu_names(specs), ids)  # loads
     write_atomically(out, text)
     kept = len(result.parameters) - written - added

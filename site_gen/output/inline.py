@@ -76,8 +76,11 @@ def quiet_text(patterns: Any) -> re.Pattern[str] | None:
     """A regular expression that finds, in any text one of ``patterns`` can match, a
     character that match needs; None when a pattern is not one of :data:`TRIGGERS`."""
     needed = needed_text(patterns)
-    if needed is None:
-        return None
+    return None if needed is None else _any_of(needed)
+
+
+def _any_of(needed: list[re.Pattern[str]]) -> re.Pattern[str]:
+    """One expression that finds what any of ``needed`` finds."""
     return _compiled("|".join(dict.fromkeys(n.pattern for n in needed)))
 
 
@@ -98,7 +101,7 @@ class QuickInlineProcessor(InlineProcessor):
     def run(self, tree: Any, ancestors: list[str] | None = None) -> Any:
         """Check the page's patterns (extensions may add some after this one), then run."""
         self.needed = needed_text(self.inlinePatterns)
-        self.quiet = quiet_text(self.inlinePatterns) if self.needed is not None else None
+        self.quiet = _any_of(self.needed) if self.needed is not None else None
         return super().run(tree, ancestors)
 
     def _InlineProcessor__handleInline(self, data: str, patternIndex: int = 0) -> str:
@@ -109,10 +112,10 @@ class QuickInlineProcessor(InlineProcessor):
         its placeholder, one that did not is passed with the start back at 0. A pattern
         whose needed characters are nowhere in the text cannot match, so passing it at
         once is what trying it would do (placeholders hold none of those characters)."""
-        needed = self.needed
-        if needed is None or isinstance(data, AtomicString):
+        needed, quiet = self.needed, self.quiet
+        if needed is None or quiet is None or isinstance(data, AtomicString):
             return super()._InlineProcessor__handleInline(data, patternIndex)
-        if self.quiet is not None and self.quiet.search(data) is None:
+        if quiet.search(data) is None:
             return data
         apply = self._InlineProcessor__applyPattern
         start = 0

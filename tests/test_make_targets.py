@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from browser.site_fixtures import SHARED_URL, shared_url_site
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
-SMALL_SPECS = ROOT / "tests" / "data" / "site_small_specs.toml"
 #: Targets this suite runs (``test`` is the suite itself).
 EXERCISED = {"test", "site", "spec-diff"}
 
@@ -62,16 +62,9 @@ def test_workflows_call_only_targets_the_suite_runs() -> None:
 
 
 @pytest.mark.slow
-def test_make_site_publishes_real_permalinks(tmp_path: Path) -> None:
-    url = "https://example.org/atlas/"
-    site = tmp_path / "site"
-    proc = _make(
-        "site",
-        f"SITE_DIR={site}",
-        f"SPECS={SMALL_SPECS}",
-        env={"ROOFLINE_ATLAS_SITE_URL": url, "ROOFLINE_ATLAS_BUILD_CACHE": str(tmp_path / "cache")},
-    )
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+def test_make_site_publishes_real_permalinks(tmp_path_factory) -> None:
+    url = SHARED_URL
+    site = shared_url_site(tmp_path_factory)  # `make site` with the site URL set
     sitemap = (site / "sitemap.xml").read_text("utf-8")
     assert f"<loc>{url}generated/gpus/test-b200/</loc>" in sitemap
     page = site / "generated" / "gpus" / "test-b200" / "training-rowwise" / "index.html"

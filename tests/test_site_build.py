@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from browser.site_fixtures import (
     copy_of_small_site,
     file_tree,
     require_katex,
+    shared_small_build,
 )
 
 
@@ -109,24 +111,31 @@ def test_two_builds_are_byte_identical(small_site_dir: Path, tmp_path: Path, mon
 
 
 @pytest.mark.slow
-def test_failed_builds_leave_the_previous_site_intact(small_site_dir: Path, tmp_path: Path) -> None:
+def test_failed_builds_leave_the_previous_site_intact(
+    tmp_path_factory, tmp_path: Path, monkeypatch
+) -> None:
     from roofline import RooflineError
 
     require_katex()
-    site = copy_of_small_site(small_site_dir, tmp_path)
+    shared = shared_small_build(tmp_path_factory)
+    site = copy_of_small_site(shared["site"], tmp_path)
+    # The shared site's warm cache: the failing builds below get to mkdocs in seconds
+    # (what they test is that a failure anywhere leaves the site alone).
+    shutil.copytree(shared["cache"], tmp_path / "cache", symlinks=True)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", SHARED_EPOCH)
     before = file_tree(site)
     broken = tmp_path / "broken.toml"
     broken.write_text(
         SMALL_SPECS.read_text().replace("bf16_peak_tops = 989e12", 'bf16_peak_tops = "fast"')
     )
     with pytest.raises(RooflineError, match="bf16_peak_tops"):
-        build_small_site(tmp_path, specs=broken)
+        build_small_site(tmp_path, specs=broken, cache_enabled=True)
     assert file_tree(site) == before
     # A strict-mode warning (a dead link in a hand-written page) fails in mkdocs, late.
     page = tmp_path / "root" / "docs" / "index.md"
     page.write_text(page.read_text() + "\n[dead](no-such-page.md)\n")
     with pytest.raises(RooflineError, match="stage mkdocs") as info:
-        build_small_site(tmp_path)
+        build_small_site(tmp_path, cache_enabled=True)
     assert "left exactly as it was" in str(info.value) and "\n" not in str(info.value)
     assert file_tree(site) == before
     assert not [p for p in site.parent.iterdir() if p.name.startswith(".site.")]

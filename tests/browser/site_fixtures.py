@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SMALL_SPECS = ROOT / "tests" / "data" / "site_small_specs.toml"
 #: The sitemap date of the shared small site (``SOURCE_DATE_EPOCH``): a test that builds
 #: the small site again under the same epoch gets the same bytes.
 SHARED_EPOCH = "1764000000"
+#: The site URL of the shared small site built by ``make site`` (:func:`shared_url_site`).
+SHARED_URL = "https://atlas.example.org/roofline/"
 
 
 def file_tree(folder: Path) -> dict[str, bytes]:
@@ -67,14 +71,9 @@ def shared_small_build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pa
     byte-identical to a clean one, which ``test_two_builds_are_byte_identical`` checks
     against this very site).
     """
-    from filelock import FileLock
-
     require_katex()
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent
-    folder = base / "shared-small-site"
-    with FileLock(str(base / "shared-small-site.lock")):
+    folder = _shared_folder(tmp_path_factory, "shared-small-site")
+    with FileLock(str(folder.parent / "shared-small-site.lock")):
         if not (folder / "built").is_file():
             shutil.rmtree(folder, ignore_errors=True)
             folder.mkdir()
@@ -84,6 +83,48 @@ def shared_small_build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pa
                 build_small_site(folder, cache_enabled=True)
             (folder / "built").write_text("ok\n", "utf-8")
     return {"root": folder / "root", "site": folder / "site", "cache": folder / "cache"}
+
+
+def _shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """``name`` in the temp folder every xdist worker of this run shares."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent / name if os.environ.get("PYTEST_XDIST_WORKER") else base / name
+
+
+def make_site(site: Path, cache: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``make site`` of the small spec file into ``site``, as the Pages workflow runs it
+    (skips where make or the ``make test`` install is missing)."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    if not (ROOT / ".venv" / ".installed").is_file():
+        pytest.skip("run through `make test`: the targets use the .venv it installs")
+    return subprocess.run(
+        ["make", "-s", "-C", str(ROOT), "site", f"SITE_DIR={site}", f"SPECS={SMALL_SPECS}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "ROOFLINE_ATLAS_BUILD_CACHE": str(cache), **env},
+        timeout=900,
+    )
+
+
+def shared_url_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small site as ``make site`` builds it for :data:`SHARED_URL` (a cold build,
+    under :data:`SHARED_EPOCH`), once per test run and read only: the make target's test
+    reads its permalinks, and the cached rebuilds for a new site URL must equal it.
+    A failed build fails the test that asked for it (with make's output) and is retried
+    by the next one."""
+    require_katex()
+    folder = _shared_folder(tmp_path_factory, "shared-url-site")
+    with FileLock(str(folder.parent / "shared-url-site.lock")):
+        if not (folder / "built").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            env = {"ROOFLINE_ATLAS_SITE_URL": SHARED_URL, "SOURCE_DATE_EPOCH": SHARED_EPOCH}
+            proc = make_site(folder / "site", folder / "cache", env)
+            assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+            (folder / "built").write_text("ok\n", "utf-8")
+    return folder / "site"
 
 
 def shared_small_site(tmp_path_factory: pytest.TempPathFactory) -> Path:

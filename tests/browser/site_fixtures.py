@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -64,31 +65,40 @@ def shared_small_build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pa
     shared read-only: ``{"root", "site", "cache"}`` (its build root, site folder and
     warm build cache; tests that start from a warm cache copy it).
 
-    Under pytest-xdist every worker has its own base temp folder, but they share its
-    parent: the first worker to take the lock there builds the site, the others wait and
-    reuse it. A build that failed leaves no ``built`` marker, so the next one retries.
-    Built under :data:`SHARED_EPOCH` and without a site URL (a cached build is
-    byte-identical to a clean one, which ``test_two_builds_are_byte_identical`` checks
-    against this very site).
+    Built once across xdist workers (:func:`_built_once`), under :data:`SHARED_EPOCH` and
+    without a site URL (a cached build is byte-identical to a clean one, which
+    ``test_two_builds_are_byte_identical`` checks against this very site).
     """
     require_katex()
-    folder = _shared_folder(tmp_path_factory, "shared-small-site")
-    with FileLock(str(folder.parent / "shared-small-site.lock")):
-        if not (folder / "built").is_file():
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setenv("SOURCE_DATE_EPOCH", SHARED_EPOCH)
-                patch.delenv("ROOFLINE_ATLAS_SITE_URL", raising=False)
-                build_small_site(folder, cache_enabled=True)
-            (folder / "built").write_text("ok\n", "utf-8")
+
+    def small(folder: Path) -> None:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("SOURCE_DATE_EPOCH", SHARED_EPOCH)
+            patch.delenv("ROOFLINE_ATLAS_SITE_URL", raising=False)
+            build_small_site(folder, cache_enabled=True)
+
+    folder = _built_once(tmp_path_factory, "shared-small-site", small)
     return {"root": folder / "root", "site": folder / "site", "cache": folder / "cache"}
 
 
-def _shared_folder(tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
-    """``name`` in the temp folder every xdist worker of this run shares."""
+def _built_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]
+) -> Path:
+    """The folder ``name`` that ``build`` filled, once per test run: under pytest-xdist
+    every worker has its own base temp folder, but they share its parent, so the first
+    worker to take the lock there builds and the others wait and reuse it. A build that
+    failed leaves no ``built`` marker, so the next caller builds again."""
     base = tmp_path_factory.getbasetemp()
-    return base.parent / name if os.environ.get("PYTEST_XDIST_WORKER") else base / name
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder = base / name
+    with FileLock(str(base / f"{name}.lock")):
+        if not (folder / "built").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            build(folder)
+            (folder / "built").write_text("ok\n", "utf-8")
+    return folder
 
 
 def make_site(site: Path, cache: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -115,15 +125,13 @@ def shared_url_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     A failed build fails the test that asked for it (with make's output) and is retried
     by the next one."""
     require_katex()
-    folder = _shared_folder(tmp_path_factory, "shared-url-site")
-    with FileLock(str(folder.parent / "shared-url-site.lock")):
-        if not (folder / "built").is_file():
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir()
-            env = {"ROOFLINE_ATLAS_SITE_URL": SHARED_URL, "SOURCE_DATE_EPOCH": SHARED_EPOCH}
-            proc = make_site(folder / "site", folder / "cache", env)
-            assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-            (folder / "built").write_text("ok\n", "utf-8")
+
+    def with_url(folder: Path) -> None:
+        env = {"ROOFLINE_ATLAS_SITE_URL": SHARED_URL, "SOURCE_DATE_EPOCH": SHARED_EPOCH}
+        proc = make_site(folder / "site", folder / "cache", env)
+        assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+    folder = _built_once(tmp_path_factory, "shared-url-site", with_url)
     return folder / "site"
 
 

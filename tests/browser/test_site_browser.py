@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from browser.site_fixtures import ROOT
@@ -73,16 +74,55 @@ def browser():
         instance.close()
 
 
-class Session:
-    """A page that records console errors and blocks every request off 127.0.0.1."""
+class _SharedContext:
+    """One browser context for every :class:`Session` of a browser, site and colour
+    scheme: a page in a context that loaded the site before finds the theme's scripts,
+    styles and fonts in its cache, where a fresh context per test fetched and compiled
+    them again (about 0.4 s of a simple browser test). Each session still has a page of
+    its own, and clears the site's storage when it closes.
 
-    def __init__(self, browser, base_url: str, scheme: str = "light") -> None:
+    The context lets requests to the site (and ``data:``/``blob:``) through and blocks
+    every other, recording it with each open session; routing on the context, not the
+    page, also holds the requests of the page's workers."""
+
+    _shared: ClassVar[dict[tuple[object, str, str], _SharedContext]] = {}
+
+    def __init__(self, browser, base_url: str, scheme: str) -> None:
+        self.base = base_url
+        self.sessions: list[Session] = []
         self.context = browser.new_context(
             viewport={"width": 1280, "height": 900}, color_scheme=scheme
         )
         self.context.grant_permissions(
             ["clipboard-read", "clipboard-write"], origin=base_url.rstrip("/")
         )
+        self.context.route("**/*", self._route)
+
+    @classmethod
+    def of(cls, browser, base_url: str, scheme: str) -> _SharedContext:
+        """The shared context of ``browser``, ``base_url`` and ``scheme`` (made once)."""
+        key = (browser, base_url, scheme)
+        if key not in cls._shared:
+            cls._shared[key] = cls(browser, base_url, scheme)
+        return cls._shared[key]
+
+    def _route(self, route) -> None:
+        url = route.request.url
+        if url.startswith(self.base) or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            for session in self.sessions:
+                session.external.append(url)
+            route.abort()
+
+
+class Session:
+    """A page that records console errors and blocks every request off 127.0.0.1 (a page
+    of its own in a context shared per browser, site and scheme: :class:`_SharedContext`)."""
+
+    def __init__(self, browser, base_url: str, scheme: str = "light") -> None:
+        self.shared = _SharedContext.of(browser, base_url, scheme)
+        self.context = self.shared.context
         self.base = base_url
         self.errors: list[str] = []
         self.external: list[str] = []
@@ -96,7 +136,7 @@ class Session:
         self.page.on("request", self._sent)
         self.page.on("requestfinished", self._settled)
         self.page.on("requestfailed", self._request_failed)
-        self.context.route("**/*", self._route)
+        self.shared.sessions.append(self)
 
     def _sent(self, request) -> None:
         self.in_flight.add(request)
@@ -120,14 +160,6 @@ class Session:
         if message.type == "error":
             self.errors.append(message.text)
 
-    def _route(self, route) -> None:
-        url = route.request.url
-        if url.startswith(self.base) or url.startswith(("data:", "blob:")):
-            route.continue_()
-        else:
-            self.external.append(url)
-            route.abort()
-
     def open(self, path: str) -> None:
         """Load ``path`` and wait until the network is quiet (:func:`wait_for_quiet`)."""
         self.page.goto(self.base + path, wait_until="load")
@@ -145,7 +177,14 @@ class Session:
             self.page.wait_for_timeout(POLL_MS)
 
     def close(self) -> None:
-        self.context.close()
+        """Close the page, the site's storage cleared first (the next session of the
+        shared context starts as a first visit would; the theme keeps a colour-scheme
+        choice there)."""
+        self.shared.sessions.remove(self)
+        if self.page.url.startswith(self.base):
+            self.page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+        self.context.clear_cookies()
+        self.page.close()
 
 
 @pytest.fixture()

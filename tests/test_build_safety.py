@@ -25,6 +25,7 @@ from browser.site_fixtures import (
     SHARED_EPOCH,
     SHARED_URL,
     SMALL_SPECS,
+    copy_of_warm_cache,
     file_tree,
     make_root,
     shared_small_build,
@@ -615,8 +616,7 @@ def warm(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _warm_copy(warm: dict[str, Path], tmp: Path) -> tuple[Path, BuildCache]:
-    shutil.copytree(warm["cache"], tmp / "cache", symlinks=True)
-    return make_root(tmp), BuildCache(root=tmp / "cache")
+    return make_root(tmp), BuildCache(root=copy_of_warm_cache(warm, tmp))
 
 
 def _placeholders(folder: Path) -> list[str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import shutil
 from pathlib import Path
 
 import pytest
@@ -241,6 +240,7 @@ def test_a_site_publishes_the_owners_gpu_with_its_own_band(tmp_path, tmp_path_fa
     from site_gen.inputs import DataPaths
     from tests.browser.site_fixtures import (
         SMALL_SPECS,
+        copy_of_warm_cache,
         make_root,
         require_katex,
         shared_small_build,
@@ -270,8 +270,8 @@ def test_a_site_publishes_the_owners_gpu_with_its_own_band(tmp_path, tmp_path_fa
     data = DataPaths(calibration, measured)
     # From the shared small site's warm cache: what the owner's data does not change
     # (the hand-written pages, the other GPU's charts) is reused, as a reader's rebuild would.
-    shutil.copytree(shared_small_build(tmp_path_factory)["cache"], tmp_path / "cache")
-    build(str(SMALL_SPECS), site, root=root, cache=BuildCache(root=tmp_path / "cache"), data=data)
+    cache = BuildCache(root=copy_of_warm_cache(shared_small_build(tmp_path_factory), tmp_path))
+    build(str(SMALL_SPECS), site, root=root, cache=cache, data=data)
 
     generated = root / "docs" / "generated"
     gpu_page = (generated / "gpus" / "test-h100" / "index.md").read_text()

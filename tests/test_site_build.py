@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from browser.site_fixtures import (
     SMALL_SPECS,
     build_small_site,
     copy_of_small_site,
+    copy_of_warm_cache,
     file_tree,
     require_katex,
     shared_small_build,
@@ -121,7 +121,7 @@ def test_failed_builds_leave_the_previous_site_intact(
     site = copy_of_small_site(shared["site"], tmp_path)
     # The shared site's warm cache: the failing builds below get to mkdocs in seconds
     # (what they test is that a failure anywhere leaves the site alone).
-    shutil.copytree(shared["cache"], tmp_path / "cache", symlinks=True)
+    copy_of_warm_cache(shared, tmp_path)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", SHARED_EPOCH)
     before = file_tree(site)
     broken = tmp_path / "broken.toml"

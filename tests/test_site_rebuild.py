@@ -5,13 +5,14 @@ it beside test_site_build.py)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 from browser.site_fixtures import (
+    SHARED_EPOCH,
     SMALL_SPECS,
     build_small_site,
+    copy_of_warm_cache,
     file_tree,
     make_root,
     shared_small_build,
@@ -24,7 +25,7 @@ def test_rebuilds_reuse_what_is_unchanged(tmp_path: Path, tmp_path_factory, monk
     from site_gen.cache import BuildCache
 
     shared = shared_small_build(tmp_path_factory)
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1764000000")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", SHARED_EPOCH)
     monkeypatch.delenv("ROOFLINE_ATLAS_SITE_URL", raising=False)
     # Both spec files outside git, so the Changes page (the spec file's git history, with
     # an export per changed commit) is the same for both and only the bandwidth differs.
@@ -32,13 +33,8 @@ def test_rebuilds_reuse_what_is_unchanged(tmp_path: Path, tmp_path_factory, monk
     base.write_text(SMALL_SPECS.read_text())
     # A warm start: the shared small site's cache (the same GPUs; only its Changes page,
     # from the spec file's git history, is made anew here).
-    shutil.copytree(shared["cache"], tmp_path / "cache", symlinks=True)
-    build(
-        str(base),
-        tmp_path / "site",
-        root=make_root(tmp_path),
-        cache=BuildCache(root=tmp_path / "cache"),
-    )
+    cache = BuildCache(root=copy_of_warm_cache(shared, tmp_path))
+    build(str(base), tmp_path / "site", root=make_root(tmp_path), cache=cache)
     cache = BuildCache(root=tmp_path / "cache")
     build(str(base), tmp_path / "site", root=tmp_path / "root", cache=cache)
     assert sum(cache.misses.values()) == 0

@@ -147,3 +147,11 @@ def copy_of_small_site(shared: Path, tmp: Path) -> Path:
     make_root(tmp)
     shutil.copytree(shared, tmp / "site", symlinks=True)
     return tmp / "site"
+
+
+def copy_of_warm_cache(shared: dict[str, Path], tmp: Path) -> Path:
+    """``tmp/cache``: a copy of the shared small site's warm build cache (``shared`` is
+    :func:`shared_small_build`'s), where :func:`build_small_site` in ``tmp`` keeps its
+    cache (a test whose build may reuse the shared one's work starts from it)."""
+    shutil.copytree(shared["cache"], tmp / "cache", symlinks=True)
+    return tmp / "cache"

@@ -174,3 +174,32 @@ def test_a_subset_of_terms_equals_the_same_terms_of_the_whole_model(calibrated):
         np.testing.assert_allclose(part[key], whole[key], rtol=1e-13)
     with pytest.raises(KeyError, match=r"no term 'cast\.nothing\.1'"):
         compiled.term_times(gpu, m, k, n, params, keys=("cast.nothing.1",))
+
+
+@pytest.mark.parametrize(
+    ("mode", "recipe", "calibrated", "grouped"),
+    [
+        ("training", "rowwise", False, False),
+        ("training", "nvfp4", True, False),
+        ("training", "mxfp8_cublas", True, True),
+        ("inference", "nvfp4_static", True, False),
+    ],
+)
+def test_unevaluated_cse_computes_what_sympys_own_does_bit_for_bit(
+    mode, recipe, calibrated, grouped
+):
+    """The compiled model's common subexpressions are rebuilt unevaluated (fast); the
+    function sympy's own ``cse=True`` prints gives the very same floats."""
+    from roofline.model.compiled import _arguments, compile_model
+
+    compiled = compile_model(mode, recipe, calibrated=calibrated, grouped=grouped)
+    arguments = _arguments(compiled.model)
+    exprs = [term.expr for term in compiled.model.terms]
+    reference = sympy.lambdify(arguments, exprs, modules="numpy", cse=True)
+    rng = np.random.default_rng(7)
+    # Shapes, peaks, bandwidths, efficiencies and latencies over many orders of magnitude.
+    values = [rng.uniform(1, 10, 4096) * 10.0 ** rng.integers(-7, 16, 4096) for _ in arguments]
+    got = np.broadcast_arrays(*map(np.asarray, compiled._fn(*values)))
+    want = np.broadcast_arrays(*map(np.asarray, reference(*values)))
+    for ours, theirs in zip(got, want, strict=True):
+        np.testing.assert_array_equal(ours, theirs)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import sympy
+from sympy.core.parameters import evaluate
 
 from roofline.calibration.params import CalibratedParameters
 from roofline.model.build import build_model
@@ -107,10 +108,22 @@ def _arguments(model: RooflineModel) -> list[sympy.Symbol]:
     return [*shape_symbols, *(hw.symbol for hw in symbols)]
 
 
+def _shared_subexpressions(exprs: list[sympy.Expr]) -> tuple[list, list]:
+    """``sympy.cse`` for :func:`sympy.lambdify`, rebuilding the reduced expressions
+    unevaluated: they only swap subexpressions for symbols, so nothing is left to
+    simplify, and an evaluated rebuild re-compares every ``Max``'s arguments (``Max``
+    terms are most of the models), about half of each compile. The printed function
+    computes the same operations in the same order (checked bit for bit in the tests)."""
+    with evaluate(False):
+        return sympy.cse(exprs)
+
+
 @functools.cache
 def _terms_function(compiled: CompiledModel, keys: tuple[str, ...]) -> Any:
     exprs = [term.expr for term in compiled._subset(keys)]
-    return sympy.lambdify(_arguments(compiled.model), exprs, modules="numpy", cse=True)
+    return sympy.lambdify(
+        _arguments(compiled.model), exprs, modules="numpy", cse=_shared_subexpressions
+    )
 
 
 @functools.cache
@@ -119,7 +132,7 @@ def _compile(
 ) -> CompiledModel:
     model = build_model(mode, recipe, fusion, calibrated=calibrated, grouped=grouped)
     exprs = [term.expr for term in model.terms]
-    fn = sympy.lambdify(_arguments(model), exprs, modules="numpy", cse=True)
+    fn = sympy.lambdify(_arguments(model), exprs, modules="numpy", cse=_shared_subexpressions)
     speedup = sympy.lambdify(
         list(QUANTITY_SYMBOLS.values()), model.structured_speedup, modules="numpy"
     )

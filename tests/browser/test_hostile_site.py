@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from browser.site_fixtures import build_small_site, require_katex
@@ -114,14 +115,25 @@ INJECTED = """() => ({
 
 #: What the injection check does not need and each page load would spend most of its time
 #: on: the search index (a worker parses it on every page; the search results are checked
-#: by the search test below) and the web fonts (layout only).
-SKIPPED_LOADS = ("/search/search_index.json", "/workers/search.", ".woff2", ".woff", ".ttf")
+#: by the search test below).
+SKIPPED_LOADS = ("/search/search_index.json", "/workers/search.")
+#: Loads that cannot run script in Chromium, whatever they hold: images (an SVG chart shown
+#: by ``<img>`` runs none of its scripts; the files themselves are checked statically by
+#: :func:`test_no_chart_carries_script`), style sheets and fonts (layout only). Skipping
+#: them halves the walk; a document, frame or script is never skipped.
+INERT_TYPES = ("image", "stylesheet", "font", "media")
 
 
 def _only_the_page(served: str, route: Any) -> None:
-    """Serve the site's own files but what :data:`SKIPPED_LOADS` names; nothing else."""
-    url = route.request.url.split("?")[0]
-    if url.startswith(served) and not any(part in url for part in SKIPPED_LOADS):
+    """Serve the site's own files but the inert ones and what :data:`SKIPPED_LOADS` names;
+    nothing else."""
+    request = route.request
+    url = request.url.split("?")[0]
+    if (
+        url.startswith(served)
+        and request.resource_type not in INERT_TYPES
+        and not any(part in url for part in SKIPPED_LOADS)
+    ):
         route.continue_()
     else:
         route.abort()
@@ -229,6 +241,41 @@ def test_exported_csv_cells_are_never_formulas(hostile_site: Path) -> None:
                         risky.append(f"{path.name}: {cell[:40]}")
     assert risky == []
     assert any("'=Evil" in path.read_text("utf-8") for path in files)
+
+
+#: Elements that make an SVG active when a reader opens the chart's own URL.
+SVG_ACTIVE_TAGS = {"script", "foreignObject", "iframe", "embed", "object", "handler"}
+
+
+def _active_parts(svg: str) -> list[str]:
+    """The script, embedded documents, event handlers and ``javascript:`` links of ``svg``
+    (parsed, so the hostile name's ``onclick=`` and ``javascript:`` as text do not count)."""
+    found = []
+    for element in ElementTree.fromstring(svg).iter():
+        tag = element.tag.rpartition("}")[2]
+        if tag in SVG_ACTIVE_TAGS:
+            found.append(tag)
+        for name, value in element.attrib.items():
+            local = name.rpartition("}")[2].lower()
+            if local.startswith("on") or (local == "href" and "script:" in value.lower()):
+                found.append(f"{tag} {local}={value[:40]}")
+    return found
+
+
+def test_no_chart_carries_script(hostile_site: Path) -> None:
+    """Every SVG chart is well-formed, inert markup (the walk above skips images, which
+    cannot run script in a page; a chart opened by its own URL could), and the hostile
+    GPU name in the chart titles is text."""
+    charts = {
+        p.relative_to(hostile_site).as_posix(): p.read_text("utf-8")
+        for p in hostile_site.rglob("*.svg")
+    }
+    assert len(charts) > 20
+    assert {name: parts for name, svg in charts.items() if (parts := _active_parts(svg))} == {}
+    shown = [
+        n for n, svg in charts.items() if NAME in "".join(ElementTree.fromstring(svg).itertext())
+    ]
+    assert shown, "no chart shows the hostile GPU name as text"
 
 
 def _number(text: str) -> bool:

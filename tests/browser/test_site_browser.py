@@ -71,6 +71,7 @@ def browser():
     with playwright_api.sync_playwright() as p:
         instance = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         yield instance
+        _SharedContext.forget(instance)
         instance.close()
 
 
@@ -106,6 +107,13 @@ class _SharedContext:
             cls._shared[key] = cls(browser, base_url, scheme)
         return cls._shared[key]
 
+    @classmethod
+    def forget(cls, browser) -> None:
+        """Drop the shared contexts of ``browser`` (it is closing): a closed browser's
+        contexts are neither kept alive nor ever handed out."""
+        for key in [key for key in cls._shared if key[0] is browser]:
+            del cls._shared[key]
+
     def _route(self, route) -> None:
         url = route.request.url
         if url.startswith(self.base) or url.startswith(("data:", "blob:")):
@@ -114,6 +122,11 @@ class _SharedContext:
             for session in self.sessions:
                 session.external.append(url)
             route.abort()
+
+
+#: Clears what the site keeps in the browser (the theme's colour-scheme choice, the
+#: calculator's state) before the next session of a shared context.
+CLEAR_STORAGE = "() => { localStorage.clear(); sessionStorage.clear(); }"
 
 
 class Session:
@@ -180,9 +193,15 @@ class Session:
         """Close the page, the site's storage cleared first (the next session of the
         shared context starts as a first visit would; the theme keeps a colour-scheme
         choice there)."""
+        from playwright.sync_api import Error as PlaywrightError
+
         self.shared.sessions.remove(self)
         if self.page.url.startswith(self.base):
-            self.page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+            try:
+                self.page.evaluate(CLEAR_STORAGE)
+            except PlaywrightError:  # a navigation the test started destroyed the context
+                self.page.wait_for_load_state("load")
+                self.page.evaluate(CLEAR_STORAGE)
         self.context.clear_cookies()
         self.page.close()
 

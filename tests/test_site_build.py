@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from browser.site_fixtures import (
     SHARED_EPOCH,
@@ -81,16 +82,46 @@ def _check_api_page(site: Path) -> None:
     assert "api/#roofline.calibrate" in locations
 
 
-@pytest.mark.slow
 def test_charts_are_deterministic() -> None:
+    """The charts a GPU page draws first (its roofline, a decision map, and the heatmap,
+    curves and breakdown of a calibrated GPU x recipe, with torchao's model beside it) are
+    the same bytes drawn in either order: figures reused across charts carry nothing over."""
     from browser.site_fixtures import SMALL_SPECS
 
+    from roofline.calibration.params import calibration_for
+    from roofline.recipes import Mode, get_recipe
     from roofline.specs import load_specs
     from site_gen import pool
-    from site_gen.build import generate_docs
+    from site_gen.charts.jobs import decision_chart, result_charts, roofline_chart
+    from site_gen.gather.decisions import DecisionMap
+    from site_gen.gather.dense import gather_one
+    from site_gen.inputs import bundled_inputs
 
-    _pages, jobs = generate_docs(load_specs(SMALL_SPECS))
-    sample = jobs[:6]
+    specs = load_specs(SMALL_SPECS)
+    gpu = specs["Test H100"]
+    calibration = calibration_for(gpu, specs, bundled_inputs().calibration)
+    results = {
+        name: gather_one(gpu, Mode.TRAINING, get_recipe(name, Mode.TRAINING), calibration)
+        for name in ("tensorwise", "rowwise")
+    }
+    for name, result in results.items():
+        result.reference = gather_one(gpu, Mode.TRAINING, get_recipe(name, Mode.TRAINING))
+    heat = np.stack([r.heat for r in results.values()])
+    best = np.where(heat.max(axis=0) > 1.0, heat.argmax(axis=0), -1)
+    decision = DecisionMap(Mode.TRAINING, tuple(results), best, heat.max(axis=0))
+    sample = [
+        roofline_chart(gpu),
+        decision_chart(gpu, decision),
+        *result_charts(results["tensorwise"], "tensorwise"),
+        *result_charts(results["rowwise"], "rowwise"),
+    ]
+    assert {job.kind for job in sample} == {
+        "roofline",
+        "decision",
+        "heatmap",
+        "curves",
+        "breakdown",
+    }
     first = [pool.draw(job)[0][1] for job in sample]
     again = [pool.draw(job)[0][1] for job in reversed(sample)][::-1]
     assert first == again

@@ -21,11 +21,17 @@ SPECS = ROOT / "tests" / "data" / "site_small_specs.toml"
 
 
 @pytest.fixture(scope="module")
-def pages() -> dict[str, str]:
-    from site_gen.build import generate_docs
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The generated Markdown, CSV and JSON files (docs-relative path -> text) as the shared
+    small build wrote them (the Changes page's tables included)."""
+    from browser.site_fixtures import shared_small_build
 
-    generated, _ = generate_docs(load_specs(SPECS))
-    return generated
+    docs = shared_small_build(tmp_path_factory)["root"] / "docs"
+    return {
+        path.relative_to(docs).as_posix(): path.read_text("utf-8")
+        for path in (docs / "generated").rglob("*")
+        if path.is_file() and path.suffix in (".md", ".txt", ".csv", ".json")
+    }
 
 
 def _markdown_tables(text: str) -> list[list[list[str]]]:

@@ -86,8 +86,7 @@ def test_charts_are_deterministic() -> None:
     """The charts a GPU page draws first (its roofline, a decision map, and the heatmap,
     curves and breakdown of a calibrated GPU x recipe, with torchao's model beside it) are
     the same bytes drawn in either order: figures reused across charts carry nothing over."""
-    from browser.site_fixtures import SMALL_SPECS
-
+    from roofline.analysis.guidance import best_of
     from roofline.calibration.params import calibration_for
     from roofline.recipes import Mode, get_recipe
     from roofline.specs import load_specs
@@ -106,9 +105,8 @@ def test_charts_are_deterministic() -> None:
     }
     for name, result in results.items():
         result.reference = gather_one(gpu, Mode.TRAINING, get_recipe(name, Mode.TRAINING))
-    heat = np.stack([r.heat for r in results.values()])
-    best = np.where(heat.max(axis=0) > 1.0, heat.argmax(axis=0), -1)
-    decision = DecisionMap(Mode.TRAINING, tuple(results), best, heat.max(axis=0))
+    best, best_speedup = best_of(np.stack([r.heat for r in results.values()]))
+    decision = DecisionMap(Mode.TRAINING, tuple(results), best, best_speedup)
     sample = [
         roofline_chart(gpu),
         decision_chart(gpu, decision),

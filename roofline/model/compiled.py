@@ -111,8 +111,8 @@ def _arguments(model: RooflineModel) -> list[sympy.Symbol]:
 def _shared_subexpressions(exprs: list[sympy.Expr]) -> tuple[list, list]:
     """``sympy.cse`` for :func:`sympy.lambdify`, rebuilding the reduced expressions
     unevaluated: they only swap subexpressions for symbols, so nothing is left to
-    simplify, and an evaluated rebuild re-compares every ``Max``'s arguments (``Max``
-    terms are most of the models), about half of each compile. The printed function
+    simplify, and an evaluated rebuild re-compares every ``Max``'s arguments: about half
+    of each compile. The printed function
     computes the same operations in the same order (checked bit for bit in the tests)."""
     with evaluate(False):
         return sympy.cse(exprs)

@@ -300,6 +300,21 @@ T_REDUCE = _hw(
     "s",
 )
 
+# Not a term of any model, but of how measurements are scored: a benchmark that evicts L2
+# before every timed call (a measurement set's l2 = "cold": triton's do_bench, tritonbench's
+# cache-clearing CUDA graphs) starts each kernel on an L2 full of the flush's dirty lines,
+# so its first loads wait for DRAM and for write-backs. The calibrated prediction of such a
+# set adds this to every kernel it times (roofline.analysis.validation.COLD_START); the
+# site's own predictions, for kernels in a running model, do not.
+T_COLD = _hw(
+    "t_cold",
+    "cold_l2_start_s",
+    r"t_{\mathrm{cold}}",
+    "start latency of a kernel timed right after an L2 flush (how cold-cache benchmarks are "
+    "scored; not in the site's predictions)",
+    "s",
+)
+
 #: The calibrated model's parameters, in argument order after HARDWARE_SYMBOLS.
 CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
     ETA_GEMM_BF16,
@@ -329,6 +344,15 @@ CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
     T_FP4_TILE,
     T_REDUCE,
     T_GEMM_FP4,
+    T_COLD,
+)
+
+#: The calibration parameters no model term uses: they say how a measurement was taken
+#: (scored in roofline.analysis.validation), not what a kernel costs.
+HARNESS_SYMBOLS: tuple[HardwareSymbol, ...] = (T_COLD,)
+#: The parameters of the calibrated model's terms.
+MODEL_CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = tuple(
+    hw for hw in CALIBRATION_SYMBOLS if hw not in HARNESS_SYMBOLS
 )
 
 #: Symbol -> LaTeX name, for ``sympy.latex(expr, symbol_names=LATEX_NAMES)``.

@@ -542,3 +542,58 @@ def test_a_cast_kind_no_gpu_measured_takes_its_nearest_measured_kind():
     assert values[sr_latency].value == values["hadamard_cast_fixed_latency_s"].value
     assert values[sr_latency].basis is Basis.ASSUMED
     assert values["cast_efficiency.fp4_tile"].value == values["cast_efficiency.row"].value
+
+
+# -- the cold start of L2-flushed benchmarks --------------------------------------------
+
+
+def test_a_cold_l2_set_adds_the_cold_start_to_every_kernel_it_times() -> None:
+    """A set timed with L2 evicted before each call is predicted with t_cold added to
+    each timed kernel (each term with a time); the same set timed warm is not, nor is
+    any set under torchao's model (kept exact)."""
+    from dataclasses import replace
+
+    from roofline.analysis.validation import predict_set
+    from roofline.measurements import L2State
+    from roofline.symbols import T_COLD
+
+    data = load_calibration()
+    cold_s = data.globals[T_COLD.spec_key].value
+    assert 0.5e-6 <= cold_s <= 15e-6
+    checked = 0
+    for mset in MEASUREMENTS.sets:
+        if mset.l2 is not L2State.COLD or mset.quantity.value != "time_us":
+            continue
+        warm = replace(mset, l2=L2State.WARM)
+        cold_us = predict_set(mset, SPECS, data)
+        warm_us = predict_set(warm, SPECS, data)
+        kernels = len(mset.terms)  # these sets' terms all run at their shapes
+        assert cold_us - warm_us == pytest.approx(np.full(len(cold_us), kernels * cold_s * 1e6))
+        assert list(predict_set(mset, SPECS, None)) == list(predict_set(warm, SPECS, None))
+        checked += 1
+    assert checked >= 20
+
+
+def test_a_term_without_a_time_gets_no_cold_start() -> None:
+    from roofline.analysis.validation import cold_started
+
+    times = {"runs": np.array([1e-6, 2e-6]), "absent": np.array([0.0, 0.0])}
+    started = cold_started(times, 1e-6)
+    assert list(started["runs"]) == pytest.approx([2e-6, 3e-6])
+    assert list(started["absent"]) == [0.0, 0.0]
+
+
+def test_a_calibration_file_without_the_cold_start_scores_cold_sets_without_it(tmp_path):
+    """cold_l2_start_s is optional (files written before it stay valid): absent, it
+    resolves to 0, assumed, and says so."""
+    from roofline.symbols import T_COLD
+
+    text = "schema_version = 1\n" + "".join(
+        f'[parameters.{key}]\nvalue = 5e-6\nbasis = "fitted"\nsets = ["a"]\n'
+        for key in GLOBAL_KEYS
+        if key != T_COLD.spec_key
+    )
+    data = load_calibration(_write(tmp_path, text))
+    value = calibration_for(SPECS["NVIDIA B200"], SPECS, data).values[T_COLD.spec_key]
+    assert value.value == 0.0 and value.basis is Basis.ASSUMED
+    assert "no stored value" in value.source

@@ -203,7 +203,7 @@ def _models(calibrated: bool, grouped: tuple[bool, ...] = (False,)):
 
 def test_calibrated_functions_read_the_calibration_parameters():
     from roofline.publish.jscode import model_function
-    from roofline.symbols import CALIBRATION_SYMBOLS
+    from roofline.symbols import CALIBRATION_SYMBOLS, MODEL_CALIBRATION_SYMBOLS
 
     seen: set[str] = set()
     for model in _models(calibrated=True, grouped=(False, True)):
@@ -219,7 +219,7 @@ def test_calibrated_functions_read_the_calibration_parameters():
         assert "#latency" in text
     # Every parameter is read by some dense or grouped model (the grouped efficiencies and
     # rearrangement kernels only by grouped ones), and torchao's functions read none.
-    assert seen == {p.spec_key for p in CALIBRATION_SYMBOLS}
+    assert seen == {p.spec_key for p in MODEL_CALIBRATION_SYMBOLS}
     for model in _models(calibrated=False, grouped=(False, True)):
         text = model_function(model)
         shape = "M, K, N, G" if model.grouped else "M, K, N"

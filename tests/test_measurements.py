@@ -21,12 +21,14 @@ from hypothesis import strategies as st
 
 from roofline import RooflineError, UnknownNameError, load_specs
 from roofline.measurements import (
+    L2State,
     MeasuredQuantity,
     MeasurementDatabase,
     MeasurementError,
     MeasurementSet,
     SetRole,
     TimedRegion,
+    Timer,
     load_measurements,
     parse_measurements,
 )
@@ -212,6 +214,26 @@ def test_bundled_time_sets_name_existing_model_terms(bundled_db: MeasurementData
             assert item.terms == (), item.id
 
 
+def test_bundled_sets_say_how_they_were_timed(bundled_db: MeasurementDatabase) -> None:
+    # Read off each source's timing code (the notes cite it); "unknown" only where the
+    # source does not say, never for a timer the calibrated model scores by.
+    assert all(s.timer is not Timer.UNKNOWN for s in bundled_db.sets)
+    cold = [s for s in bundled_db.sets if s.l2 is L2State.COLD]
+    assert cold and all(s.timer is not Timer.WALL_CLOCK for s in cold)
+    assert bundled_db.get("helion3073-b200-group-quant-vllm").l2 is L2State.COLD
+    assert bundled_db.get("vllm43658-b200-nvfp4-quant").l2 is L2State.WARM
+
+
+def test_timer_and_l2_are_optional_and_named(write) -> None:
+    unstated = load_measurements(write(document(RELU)), specs=SPECS).sets[0]
+    assert (unstated.timer, unstated.l2) == (Timer.UNKNOWN, L2State.UNKNOWN)
+    entry = variant(RELU, timer="cuda_graph", l2="cold")
+    stated = load_measurements(write(document(entry)), specs=SPECS).sets[0]
+    assert (stated.timer, stated.l2) == (Timer.CUDA_GRAPH, L2State.COLD)
+    line = assert_refused(write(document(variant(RELU, l2="Cold"))), "base-relu", "l2")
+    assert "one of cold, warm, unknown" in line and "'cold'" in line  # the near miss
+
+
 def test_multi_shape_points_keep_every_shape(bundled_db: MeasurementDatabase) -> None:
     te = bundled_db.get("te-b300-v2-autocast-mxfp8")
     (point,) = te.points
@@ -319,6 +341,10 @@ SET_CASES = [
     (RELU, {"title": "x" * 201}, "title"),
     (RELU, {"notes": "n" * 4001}, "notes"),
     (RELU, {"software": 2.12}, "software"),
+    (RELU, {"timer": "do_bench"}, "timer"),
+    (RELU, {"timer": 1}, "timer"),
+    (RELU, {"l2": "flushed"}, "l2"),
+    (RELU, {"l2": True}, "l2"),
 ]
 
 

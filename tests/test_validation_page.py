@@ -36,7 +36,7 @@ from roofline.publish import notes
 from roofline.publish.latex import symbolic
 from roofline.recipes import RECIPE_LIST
 from roofline.specs import load_specs
-from roofline.symbols import CALIBRATION_SYMBOLS
+from roofline.symbols import CALIBRATION_SYMBOLS, MODEL_CALIBRATION_SYMBOLS
 from site_gen import config, pool
 from site_gen.charts.jobs import chart_key
 from site_gen.charts.validation import validation_chart, x_axis
@@ -339,7 +339,7 @@ def test_calibrated_formulas_are_the_calibrated_terms() -> None:
     # The grouped layer's and NVFP4 training's parameters appear in their own sections.
     extra = [*grouped_formulas().values(), *nvfp4_training_formulas().values()]
     used = " ".join(f.latex for f in [*formulas, *extra])
-    for hw in CALIBRATION_SYMBOLS:  # every parameter appears in some formula shown
+    for hw in MODEL_CALIBRATION_SYMBOLS:  # every model parameter appears in some formula
         assert hw.latex in used, hw.spec_key
     anchors = [f.anchor for f in [*formulas, *extra]]
     anchors += [f.anchor for _, fs in equation_index() for f in fs]
@@ -380,16 +380,16 @@ def test_methodology_describes_the_calibrated_model(bundled_site) -> None:
 
 
 def test_cv_sources_read_as_short_names_and_stay_escaped():
-    from site_gen.pages.validation import _short_source, _source
+    from site_gen.pages.rows.crossval import short_source, source_cell
 
-    assert _short_source("https://github.com/pytorch/ao/pull/3306") == "pytorch/ao PR #3306"
+    assert short_source("https://github.com/pytorch/ao/pull/3306") == "pytorch/ao PR #3306"
     assert (
-        _short_source("https://github.com/pytorch/ao/blob/36027d82d1ad/docs/x/inference.md")
+        short_source("https://github.com/pytorch/ao/blob/36027d82d1ad/docs/x/inference.md")
         == "pytorch/ao docs/x/inference.md @36027d82"
     )
-    assert _short_source("https://example.org/t") == "https://example.org/t"
+    assert short_source("https://example.org/t") == "https://example.org/t"
     # a URL with markup is refused as a link and shown as escaped text, never a tag
     from site_gen.markup import safe
 
-    cell = _source("https://github.com/o/r/blob/abc/<b>x</b>.md", short=True)
+    cell = source_cell("https://github.com/o/r/blob/abc/<b>x</b>.md", short=True)
     assert "<b>" not in str(safe.md_text(cell)) and "href" not in str(safe.md_text(cell))

@@ -15,10 +15,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+import sympy
 
 from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, load_calibration
 from roofline.calibration.params import CalibratedParameters, calibration_for
 from roofline.measurements import (
+    L2State,
     MeasuredQuantity,
     MeasurementDatabase,
     MeasurementSet,
@@ -31,7 +33,7 @@ from roofline.model.compiled import compile_model
 from roofline.model.terms import LOWP_SIDE, Quantity
 from roofline.recipes import Mode, get_recipe
 from roofline.specs import SpecDatabase, load_specs
-from roofline.symbols import CALIBRATION_SYMBOLS
+from roofline.symbols import CALIBRATION_SYMBOLS, T_COLD
 
 #: The calibrated model's goal per role: the mean error a set should be within. Fixed in
 #: advance (issue #18), never moved to fit a result; a set above it is shown as above it.
@@ -41,6 +43,13 @@ GOALS: dict[SetRole, float] = {SetRole.FIT: 0.10, SetRole.HOLDOUT: 0.15}
 #: M x K x N from which a GEMM counts as large (4096^3 = 2**36).
 LARGE_GEMM_MKN = 2**36
 _NOT_A_LAYER = (TimedRegion.CAST_KERNEL, TimedRegion.END_TO_END)
+#: One kernel's time as the calibrated model has it (a term of the set's model).
+KERNEL_TIME = sympy.Symbol("T_k", positive=True)
+#: The same kernel timed right after an L2 flush (a set whose ``l2`` is ``cold``): it
+#: starts on an L2 full of the flush's dirty lines (:data:`roofline.symbols.T_COLD`).
+#: Every kernel of such a set's timed region (every term with a time) is predicted so.
+COLD_START = KERNEL_TIME + T_COLD.symbol
+_cold_start = sympy.lambdify((KERNEL_TIME, T_COLD.symbol), COLD_START, "numpy")
 
 
 def mean_abs_error(points: Iterable[PointResult], model: ModelKind) -> float:
@@ -173,6 +182,8 @@ def predict_set(
     # A time_us set sums the terms it names: only those are evaluated.
     keys = mset.terms if mset.quantity is MeasuredQuantity.TIME_US else None
     times = compiled.term_times(gpu, dims[:, 0], dims[:, 1], dims[:, 2], params, groups, keys)
+    if calibrated and mset.l2 is L2State.COLD:
+        times = cold_started(times, params.values[T_COLD.spec_key].value)
     count = len(mset.points)
 
     def total(keys: Iterable[str]) -> np.ndarray:
@@ -192,10 +203,21 @@ def predict_set(
     return baseline / quantity(*LOWP_SIDE)
 
 
+def cold_started(times: dict[str, np.ndarray], cold_s: float) -> dict[str, np.ndarray]:
+    """Each term's times as :data:`COLD_START` has them: ``cold_s`` added where the term
+    runs a kernel (a time above zero; a term that is zero at a shape runs none there)."""
+    out = {}
+    for key, value in times.items():
+        value = np.asarray(value, dtype=np.float64)
+        out[key] = np.where(value > 0, _cold_start(value, cold_s), value)
+    return out
+
+
 def set_parameter_keys(mset: MeasurementSet, model_wide: bool = False) -> frozenset[str]:
     """The per-GPU calibration parameters a prediction of ``mset`` depends on: those of
     the terms a ``time_us`` set names, else of every term of its model (with
-    ``model_wide``, the model-wide ones, the fixed latencies, too)."""
+    ``model_wide``, the model-wide ones, the fixed latencies, too, and the cold start
+    :data:`roofline.symbols.T_COLD` of a set timed after an L2 flush)."""
     recipe = get_recipe(mset.recipe, mset.mode)
     model = compile_model(mset.mode, recipe, mset.fusion, True, mset.groups is not None).model
     terms = [
@@ -204,6 +226,8 @@ def set_parameter_keys(mset: MeasurementSet, model_wide: bool = False) -> frozen
         if mset.quantity is not MeasuredQuantity.TIME_US or t.key in mset.terms
     ]
     used = set().union(*(t.expr.free_symbols for t in terms))
+    if mset.l2 is L2State.COLD:
+        used.add(T_COLD.symbol)
     return frozenset(
         hw.spec_key
         for hw in CALIBRATION_SYMBOLS

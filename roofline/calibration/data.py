@@ -23,13 +23,17 @@ from roofline.datafiles.core import bundled_text, is_subnormal
 from roofline.datafiles.problems import Collector
 from roofline.datafiles.text import length_problem
 from roofline.specs.text import describe, text_problems
-from roofline.symbols import CALIBRATION_SYMBOLS
+from roofline.symbols import CALIBRATION_SYMBOLS, T_COLD
 
 BUNDLED_CALIBRATION = "bundled calibration (roofline/data/calibration.toml)"
 STORED_BASES = ("fitted", "measured")
 # Model-wide parameters: the fixed latencies (in seconds); every other one is per GPU.
 GLOBAL_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.unit == "s")
 GPU_VALUE_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.spec_key not in GLOBAL_KEYS)
+#: Model-wide parameters a file may leave out: the cold start of L2-flushed benchmarks is
+#: how measurements are scored, not a kernel's cost, and files written before it existed
+#: stay valid (without it, cold-L2 sets are scored with none).
+OPTIONAL_GLOBAL_KEYS = (T_COLD.spec_key,)
 _ENTRY_FIELDS = ("value", "basis", "sets", "note")
 _CV_FIELDS = ("mean_error", "points", "shapes", "method", "sets")
 #: Largest ``[gpu.cv]`` count: more points than any measurement file may hold.
@@ -215,7 +219,7 @@ def parse_calibration(
         params = {}
     globals_: dict[str, Entry] = {}
     for key in GLOBAL_KEYS:
-        if key not in params:
+        if key not in params and key not in OPTIONAL_GLOBAL_KEYS:
             lint.error("parameters", key, "a [parameters.<key>] table", "<missing>")
     for key, raw in params.items():
         if key not in GLOBAL_KEYS:

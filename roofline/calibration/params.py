@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 
 from roofline.calibration.data import (
     GLOBAL_KEYS,
+    OPTIONAL_GLOBAL_KEYS,
     CalibrationData,
     Entry,
     GpuCv,
@@ -313,6 +314,9 @@ class _Resolver:
         if parent is not None and parent in self.data.globals:
             value = self.latency(gpu, parent)
             return replace(value, basis=Basis.ASSUMED, source=f"assumed equal to {parent}")
+        if key in OPTIONAL_GLOBAL_KEYS:
+            source = "assumed 0: no stored value (cold-L2 measurements scored without it)"
+            return ParameterValue(0.0, Basis.ASSUMED, source, level=Level.GLOBAL)
         source = "assumed: the spec database's kernel launch floor (no stored value)"
         return ParameterValue(
             gpu.kernel_launch_overhead_s, Basis.ASSUMED, source, level=Level.GLOBAL

@@ -93,6 +93,8 @@ def _set_json(result: SetResult) -> dict[str, Any]:
         "fusion": mset.fusion,
         "quantity": mset.quantity.value,
         "timed_region": mset.timed_region.value,
+        "timer": mset.timer.value,
+        "l2": mset.l2.value,
         "role": mset.role.value,
         "scored": result.scored,
         "max_mean_error": _num(mset.max_mean_error),
@@ -193,7 +195,7 @@ def _set_heading(result: SetResult) -> str:
     fusion = ", fusion" if mset.fusion else ""
     model = (
         f"{mset.gpu}, {mset.mode}, {mset.recipe}{fusion}; {mset.quantity}, "
-        f"timed region {mset.timed_region}"
+        f"timed region {mset.timed_region}; timer {mset.timer}, L2 {mset.l2}"
     )
     lines = [textwrap.fill(f"{mset.id}  ({status})", LINE_WIDTH, subsequent_indent="  ")]
     for text in (mset.title, model):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from roofline.measurements.lint import BUNDLED_NAME, load_measurements, parse_measurements
 from roofline.measurements.model import (
+    L2State,
     MeasuredQuantity,
     MeasurementDatabase,
     MeasurementError,
@@ -24,6 +25,7 @@ from roofline.measurements.model import (
     SetRole,
     Source,
     TimedRegion,
+    Timer,
 )
 from roofline.measurements.rules import SCHEMA_VERSION, SPEEDUP_RANGE, TIME_US_RANGE
 
@@ -32,6 +34,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SPEEDUP_RANGE",
     "TIME_US_RANGE",
+    "L2State",
     "MeasuredQuantity",
     "MeasurementDatabase",
     "MeasurementError",
@@ -41,6 +44,7 @@ __all__ = [
     "SetRole",
     "Source",
     "TimedRegion",
+    "Timer",
     "load_measurements",
     "parse_measurements",
 ]

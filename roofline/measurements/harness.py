@@ -268,6 +268,9 @@ def measurement_text(
             "fusion = false",
             f"timed_region = {toml_string(region)}",
             'quantity = "time_us"',
+            # Both timers evict the caches before every call (CudaTimer, CpuTimer).
+            f'timer = "{"wall_clock" if cpu else "cuda_events"}"',
+            'l2 = "cold"',
             "terms = [" + ", ".join(toml_string(t) for t in _terms(kind, recipe)) + "]",
             f"role = {toml_string(role)}",
             *([f"max_mean_error = {max_mean_error!r}"] if role != "context" else []),

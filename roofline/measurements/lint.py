@@ -27,6 +27,7 @@ from roofline.measurements.model import (
 )
 from roofline.measurements.rules import (
     ENUM_FIELDS,
+    HARNESS_FIELDS,
     MAX_GROUPS,
     MAX_ID_LENGTH,
     MAX_POINTS_PER_FILE,
@@ -97,6 +98,10 @@ class _Linter(FieldLinter):
             self.choice(where, key, entry[key], kind) if key in entry else None
             for key, kind in ENUM_FIELDS
         )
+        timer, l2 = (
+            self.choice(where, key, entry[key], kind) if key in entry else kind("unknown")
+            for key, kind in HARNESS_FIELDS
+        )
         fusion = entry.get("fusion")
         if "fusion" in entry and not isinstance(fusion, bool):
             self.error(where, "fusion", "true or false", describe(fusion))
@@ -132,6 +137,8 @@ class _Linter(FieldLinter):
             source=source,
             points=points,
             groups=groups,
+            timer=timer,
+            l2=l2,
         )
 
     def _groups(self, where: str, value: Any) -> int | None:

@@ -37,6 +37,24 @@ class MeasuredQuantity(enum.StrEnum):
     TIME_US = "time_us"  # microseconds: the sum of the model terms the set names
 
 
+class Timer(enum.StrEnum):
+    """How the published numbers were timed (what one sample can contain)."""
+
+    CUDA_GRAPH = "cuda_graph"  # device time of CUDA-graph replays: no host launch gaps
+    CUDA_EVENTS = "cuda_events"  # CUDA events around eager calls: host gaps can show
+    PROFILER = "profiler"  # a profiler's kernel durations (torch.profiler, CUPTI, nsys)
+    WALL_CLOCK = "wall_clock"  # a host clock around calls and a synchronize
+    UNKNOWN = "unknown"  # the source does not say
+
+
+class L2State(enum.StrEnum):
+    """Whether the timer evicted the GPU's L2 cache before each timed call."""
+
+    COLD = "cold"  # a write larger than L2 (or rotating operands) before every call
+    WARM = "warm"  # calls back to back on the same operands, nothing evicted
+    UNKNOWN = "unknown"  # the source does not say
+
+
 class SetRole(enum.StrEnum):
     """How calibration and validation use a set."""
 
@@ -87,6 +105,10 @@ class MeasurementSet:
     points: tuple[Point, ...]
     # Experts of a grouped (MoE) layer measured; None for a dense layer.
     groups: int | None = None
+    # How the numbers were timed: the calibrated model's prediction of a set whose L2
+    # was evicted before each call adds a cold start to every kernel it times.
+    timer: Timer = Timer.UNKNOWN
+    l2: L2State = L2State.UNKNOWN
 
 
 @dataclass(frozen=True)

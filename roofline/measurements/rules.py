@@ -9,7 +9,7 @@ from typing import Any
 from roofline.datafiles import core as datafile
 from roofline.datafiles import sources
 from roofline.datafiles.sources import SourceRule
-from roofline.measurements.model import MeasuredQuantity, SetRole, TimedRegion
+from roofline.measurements.model import L2State, MeasuredQuantity, SetRole, TimedRegion, Timer
 from roofline.recipes import Mode
 
 SCHEMA_VERSION = 1
@@ -24,6 +24,8 @@ SET_KEYS: dict[str, bool] = {
     "fusion": True,
     "timed_region": True,
     "quantity": True,
+    "timer": False,
+    "l2": False,
     "terms": False,
     "groups": False,
     "role": True,
@@ -49,6 +51,8 @@ RESERVED_IDS = frozenset(
         "validation",
         "overall",
         "by-timed-region",
+        "by-timer",
+        "cold-start",
         "every-set",
         "held-out-never-used-to-fit",
         "fitted-on",
@@ -92,6 +96,8 @@ ENUM_FIELDS: tuple[tuple[str, type[Any]], ...] = (
     ("quantity", MeasuredQuantity),
     ("role", SetRole),
 )
+#: How a set was timed: optional (absent: ``unknown``), like their enum values.
+HARNESS_FIELDS: tuple[tuple[str, type[Any]], ...] = (("timer", Timer), ("l2", L2State))
 REGION_MODES: dict[TimedRegion, Mode] = {
     TimedRegion.RELU_LINEAR: Mode.INFERENCE,
     TimedRegion.LN_LINEAR_ACT: Mode.TRAINING,

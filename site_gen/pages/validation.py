@@ -3,7 +3,9 @@ calibrated model, held-out and fitted sets marked, and the calibration parameter
 
 Numbers come from :mod:`site_gen.gather.validation` (the sets, their
 :func:`roofline.analysis.validation.validate` report and the stored error bands, gathered
-before any page); rows from :mod:`site_gen.pages.rows.validation`, chart jobs from
+before any page); rows from :mod:`site_gen.pages.rows.validation` (errors, parameters),
+:mod:`site_gen.pages.rows.crossval` (the cross-validation tables) and
+:mod:`site_gen.pages.rows.harness` (timed region, timer, L2, the cold start), chart jobs from
 :mod:`site_gen.charts.validation`. A site built from a spec file without the measured GPUs
 validates against the bundled spec database and says so.
 """
@@ -11,15 +13,12 @@ validates against the bundled spec database and says so.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from roofline import units
-from roofline.analysis.crossval import Support
-from roofline.analysis.error_bands import MIN_BAND_POINTS, SIZE_BUCKETS, ErrorBands
+from roofline.analysis.error_bands import MIN_BAND_POINTS, ErrorBands
 from roofline.analysis.validation import (
     GOALS,
     LARGE_GEMM_MKN,
@@ -28,7 +27,6 @@ from roofline.analysis.validation import (
     mean_abs_error,
     worst_error,
 )
-from roofline.calibration.data import CalibrationData
 from roofline.measurements import MeasurementSet, SetRole, TimedRegion
 from roofline.specs import SpecDatabase
 from site_gen import config
@@ -42,10 +40,12 @@ from site_gen.charts.validation import (
     validation_chart,
     x_axis,
 )
-from site_gen.context import GEN, Cell, Table, gpu_page, recipe_page, rel, set_links
+from site_gen.context import GEN, Cell, Table, gpu_page, recipe_page, rel
 from site_gen.gather.validation import ValidationData
 from site_gen.markup import safe
 from site_gen.pages.base import PageOutput, SiteInput, page
+from site_gen.pages.rows import crossval as cvrows
+from site_gen.pages.rows import harness
 from site_gen.pages.rows import validation as vr
 
 PAGE = f"{GEN}/validation.md"
@@ -71,6 +71,7 @@ class SetView:
     mode: str
     fusion: str
     region: str
+    harness: str  # the timer and the L2 state, in words
     quantity: str
     terms: tuple[str, ...]
     summed: tuple[tuple[str, str], ...]  # (point, "shape + shape ...") of multi-GEMM points
@@ -86,29 +87,6 @@ class SetView:
     chart: str
     alt: str
     log2_m: bool  # the chart's x axis is M (else the points in order)
-
-
-def _source(url: str, short: bool = False) -> Cell:
-    """An external link when the URL is http(s) (the lint makes sure), else plain text;
-    ``short``: the link reads ``owner/repo PR #N`` or ``owner/repo path @commit``."""
-    try:
-        return safe.external_link(url, _short_source(url) if short else None)
-    except safe.UnsafeUrlError:
-        return url
-
-
-def _short_source(url: str) -> str:
-    """``pytorch/ao PR #3306``, ``pytorch/ao docs/.../inference.md @36027d82`` for GitHub
-    URLs; any other URL as it is."""
-    parts = urlsplit(url).path.strip("/").split("/")
-    if "github.com" not in urlsplit(url).netloc or len(parts) < 4:
-        return url
-    repo = "/".join(parts[:2])
-    if parts[2] == "pull":
-        return f"{repo} PR #{parts[3]}"
-    if parts[2] == "blob" and len(parts) > 4:
-        return f"{repo} {'/'.join(parts[4:])} @{parts[3][:8]}"
-    return url
 
 
 def _set_view(result: SetResult, site_specs: SpecDatabase) -> SetView:
@@ -143,7 +121,8 @@ def _set_view(result: SetResult, site_specs: SpecDatabase) -> SetView:
         recipe=safe.link(mset.recipe, rel(recipe_page(mset.recipe), PAGE)),
         mode=mset.mode.value,
         fusion="on" if mset.fusion else "off",
-        region=vr.REGION_TEXT[mset.timed_region],
+        region=harness.REGION_TEXT[mset.timed_region],
+        harness=harness.harness_text(mset),
         quantity=quantity,
         terms=mset.terms,
         summed=summed,
@@ -154,7 +133,7 @@ def _set_view(result: SetResult, site_specs: SpecDatabase) -> SetView:
         goal="" if result.goal is None else vr.percent(result.goal),
         against_goal=vr.goal_text(result),
         set=mset,
-        source=_source(mset.source.url),
+        source=cvrows.source_cell(mset.source.url),
         table=vr.set_table(result),
         chart=f"validation/img/{mset.id}.svg",
         alt=alt,
@@ -197,7 +176,7 @@ def _reading(report: ValidationReport) -> dict[str, Any]:
     for key, model in (("region_t", t), ("region_c", c)):
         if regions:
             region, points = max(regions.items(), key=lambda kv: mean_abs_error(kv[1], model))
-            out[key] = (vr.REGION_TEXT[region], vr.percent(mean_abs_error(points, model)))
+            out[key] = (harness.REGION_TEXT[region], vr.percent(mean_abs_error(points, model)))
     out["failures"] = [safe.link(f.set.id, f"#{f.set.id}") for f in report.failures()]
     context = vr.of_role(report, SetRole.CONTEXT)
     out["end_to_end"] = sum(s.set.timed_region is TimedRegion.END_TO_END for s in context)
@@ -216,103 +195,9 @@ def _parameters(site: SiteInput) -> dict[str, Table]:
     }
 
 
-def _weak_table(supports: tuple[Support, ...]) -> Table:
-    """The stored parameters too few points or shapes pin
-    (:func:`roofline.analysis.crossval.support`)."""
-    header = ("GPU", "parameter", "points", "distinct shapes")
-    rows = [
-        (s.gpu or "all GPUs", safe.code(s.key), str(s.points), str(s.shapes))
-        for s in supports
-        if s.weak
-    ]
-    return Table(header, rows, ("---", "---", "--:", "--:"), name="weakly-determined")
-
-
-def _cv_tables(bands: ErrorBands) -> dict[str, Table]:
-    """Cross-validation by source, from the stored error bands: per source (beside
-    torchao's error), per GPU, per GPU family, per recipe family and per shape size."""
-
-    def grouped(name: str, header: str, values: dict[str, float]) -> Table:
-        rows = [(key, vr.percent(value)) for key, value in values.items()]
-        return Table((header, "CV mean error"), rows, ("---", "--:"), name=name)
-
-    sources = sorted(bands.sources.items(), key=lambda kv: -kv[1])
-    source_rows = [
-        (
-            _source(url, short=True),
-            vr.percent(cv),
-            vr.percent(bands.sources_torchao.get(url, math.nan)),
-        )
-        for url, cv in sources
-    ]
-    return {
-        "sources": Table(
-            ("source (left out)", "calibrated, CV", "torchao"),
-            source_rows,
-            ("---", "--:", "--:"),
-            name="cv-by-source",
-        ),
-        "gpus": grouped("cv-by-gpu", "GPU", dict(bands.gpus)),
-        "families": grouped("cv-by-gpu-family", "GPU family", dict(bands.families)),
-        "recipes": grouped("cv-by-recipe-family", "recipe family", dict(bands.recipe_families)),
-        "sizes": Table(
-            ("largest GEMM of the point", "points", "calibrated, CV", "torchao"),
-            [
-                (
-                    size,
-                    str(bands.size_points.get(size, 0)),
-                    vr.percent(cv),
-                    vr.percent(bands.sizes_torchao.get(size, math.nan)),
-                )
-                for size, cv in _by_size(bands.sizes).items()
-            ],
-            ("---", "--:", "--:", "--:"),
-            name="cv-by-size",
-        ),
-        "gpu_sizes": _sized_table(bands),
-    }
-
-
-def _sized_table(bands: ErrorBands) -> Table:
-    """The bands of one size per GPU and per family (where enough points were scored):
-    what a number at a known shape is quoted with."""
-    buckets = [name for name, _ in SIZE_BUCKETS]
-
-    def cells(sizes: Mapping[str, float]) -> tuple[str, ...]:
-        return tuple(vr.percent(sizes[b]) if b in sizes else units.MISSING for b in buckets)
-
-    rows = [(gpu, *cells(sizes)) for gpu, sizes in sorted(bands.gpu_sizes.items())]
-    rows += [(f"{f} family", *cells(s)) for f, s in sorted(bands.family_sizes.items())]
-    align = ("---", *("--:" for _ in buckets))
-    return Table(("GPU or family", *buckets), rows, align, name="cv-by-gpu-and-size")
-
-
-def _own_cv_table(calibration: CalibrationData) -> Table:
-    """The cross-validated error of each GPU its owner measured and refit, as the
-    calibration file records it (``[gpu.cv]``): the band that GPU's pages show."""
-    rows = [
-        (
-            gpu,
-            vr.percent(cv.mean_error),
-            str(cv.points),
-            str(cv.shapes),
-            cv.method,
-            set_links(cv.sets, ""),
-        )
-        for gpu, cv in calibration.cv.items()
-    ]
-    header = ("GPU", "CV mean error", "points", "distinct shapes", "folds", "sets")
-    return Table(header, rows, ("---", "--:", "--:", "--:", "---", "---"), name="cv-own-fit")
-
-
-def _by_size(values: Mapping[str, float]) -> dict[str, float]:
-    """A per-size-bucket table in bucket order, smallest first (the file sorts by name)."""
-    return {name: values[name] for name, _ in SIZE_BUCKETS if name in values}
-
-
 def _size_chart(bands: ErrorBands) -> PlotJob | None:
     """The chart of CV error against shape size (None when the bands have no sizes)."""
-    sizes = _by_size(bands.sizes)
+    sizes = cvrows.by_size(bands.sizes)
     if not sizes:
         return None
     return cv_size_chart(
@@ -340,12 +225,13 @@ def render_with(site: SiteInput, data: ValidationData) -> PageOutput:
     ]
     summary = {
         "overall": vr.overall_table(report),
-        "regions": vr.region_table(report),
+        "regions": harness.region_table(report),
+        "timers": harness.timer_table(report),
         "sets": vr.sets_table(report.sets),
     }
-    parameters = {**_parameters(site), "weak": _weak_table(data.support)}
-    cv = _cv_tables(bands)
-    own_cv = _own_cv_table(calibration)
+    parameters = {**_parameters(site), "weak": cvrows.weak_table(data.support)}
+    cv = cvrows.cv_tables(bands)
+    own_cv = cvrows.own_cv_table(calibration)
     tables = [
         *cv.values(),
         *([own_cv] if own_cv.rows else []),
@@ -358,7 +244,7 @@ def render_with(site: SiteInput, data: ValidationData) -> PageOutput:
         "cv": vr.percent(bands.overall),
         "fit": vr.percent(bands.fit if bands.fit is not None else math.nan),
         "torchao": vr.percent(bands.torchao if bands.torchao is not None else math.nan),
-        "worst": _source(worst[0], short=True) if worst else units.MISSING,
+        "worst": cvrows.source_cell(worst[0], short=True) if worst else units.MISSING,
         "worst_cv": vr.percent(worst[1]) if worst else units.MISSING,
         "sources": len(bands.sources),
         "goals": {role.value: vr.percent(goal) for role, goal in GOALS.items()},
@@ -374,6 +260,7 @@ def render_with(site: SiteInput, data: ValidationData) -> PageOutput:
         own_cv=own_cv if own_cv.rows else None,
         calibration_origin=Path(calibration.origin).name,
         reading=_reading(report),
+        cold=harness.cold_start(calibration, report),
         parameters=parameters,
         fallback=specs is not site.atlas.specs,
         site_origin=site.atlas.specs.origin,

@@ -22,7 +22,10 @@ from roofline.analysis.validation import (
     worst_error,
 )
 from roofline.calibration.params import Basis, CalibratedParameters
-from roofline.measurements import MeasuredQuantity, SetRole, TimedRegion
+from roofline.measurements import (
+    MeasuredQuantity,
+    SetRole,
+)
 from roofline.recipes import FORMATS
 from roofline.specs import GpuSpec
 from roofline.symbols import CALIBRATION_SYMBOLS, HardwareSymbol
@@ -37,16 +40,6 @@ ROLE_TEXT: dict[SetRole, str] = {
     SetRole.HOLDOUT: "held out: never used to fit",
     SetRole.FIT: "fitted on",
     SetRole.CONTEXT: "context: shown, not scored",
-}
-#: What the published timer wrapped, per timed region, as the page says it.
-REGION_TEXT: dict[TimedRegion, str] = {
-    TimedRegion.GEMM: "GEMM kernels only, operands already quantized",
-    TimedRegion.GEMM_QUANTIZE: "the GEMMs plus the quantization of their operands",
-    TimedRegion.RELU_LINEAR: "a compiled ReLU → Linear (inference): quantization and GEMM",
-    TimedRegion.LN_LINEAR_ACT: "LayerNorm → Linear → activation, forward and backward",
-    TimedRegion.LINEAR_FWD_BWD: "one linear layer, forward and backward",
-    TimedRegion.CAST_KERNEL: "one quantization (cast) kernel",
-    TimedRegion.END_TO_END: "a whole training step (attention, norms and communication too)",
 }
 QUANTITY_TEXT: dict[MeasuredQuantity, str] = {
     MeasuredQuantity.SPEEDUP: "speedup of the timed region over bf16",
@@ -154,26 +147,6 @@ def overall_table(report: ValidationReport) -> Table:
     for label, sets in groups:
         points = points_of(sets)
         table.rows.append((label, str(len(sets)), str(len(points)), *_error_cells(points)))
-    return table
-
-
-def region_table(report: ValidationReport) -> Table:
-    """Mean errors of both models per timed region, over the scored sets."""
-    header = (
-        "timed region",
-        "sets",
-        "points",
-        "torchao: mean error (%)",
-        "calibrated: mean error (%)",
-    )
-    table = Table(header, align=("---", *(NUMBER_ALIGN,) * 4), name="by-region")
-    for region in TimedRegion:
-        sets = [s for s in report.sets if s.scored and s.set.timed_region is region]
-        if not sets:
-            continue
-        points = points_of(sets)
-        t, c = mean_abs_error(points, TORCHAO), mean_abs_error(points, CALIBRATED)
-        table.rows.append((REGION_TEXT[region], str(len(sets)), str(len(points)), pct(t), pct(c)))
     return table
 
 

@@ -1,0 +1,120 @@
+"""How a measurement set was taken, as the Validation page says it: its timed region, its
+timer and L2 state (with the errors of both models per kind), and how the calibrated model
+predicts a set timed with L2 evicted (:data:`roofline.analysis.validation.COLD_START`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roofline.analysis.validation import COLD_START, ValidationReport, mean_abs_error
+from roofline.calibration.data import CalibrationData
+from roofline.measurements import L2State, MeasurementSet, TimedRegion, Timer
+from roofline.publish.latex import symbolic
+from roofline.symbols import T_COLD
+from site_gen.context import Table
+from site_gen.markup import safe
+from site_gen.markup.formulas import Formula
+from site_gen.pages.rows.validation import (
+    CALIBRATED,
+    NUMBER_ALIGN,
+    TORCHAO,
+    parameter_text,
+    pct,
+    points_of,
+)
+
+#: What the published timer wrapped, per timed region, as the page says it.
+REGION_TEXT: dict[TimedRegion, str] = {
+    TimedRegion.GEMM: "GEMM kernels only, operands already quantized",
+    TimedRegion.GEMM_QUANTIZE: "the GEMMs plus the quantization of their operands",
+    TimedRegion.RELU_LINEAR: "a compiled ReLU → Linear (inference): quantization and GEMM",
+    TimedRegion.LN_LINEAR_ACT: "LayerNorm → Linear → activation, forward and backward",
+    TimedRegion.LINEAR_FWD_BWD: "one linear layer, forward and backward",
+    TimedRegion.CAST_KERNEL: "one quantization (cast) kernel",
+    TimedRegion.END_TO_END: "a whole training step (attention, norms and communication too)",
+}
+
+
+#: How a set was timed, as the page says it.
+TIMER_TEXT: dict[Timer, str] = {
+    Timer.CUDA_GRAPH: "CUDA-graph replays (device time, no host launch gaps)",
+    Timer.CUDA_EVENTS: "CUDA events around eager calls (host gaps can show)",
+    Timer.PROFILER: "a profiler's kernel durations (no gaps)",
+    Timer.WALL_CLOCK: "a host clock around calls and a synchronize",
+    Timer.UNKNOWN: "not stated",
+}
+L2_TEXT: dict[L2State, str] = {
+    L2State.COLD: "L2 evicted before every call",
+    L2State.WARM: "L2 warm (calls back to back)",
+    L2State.UNKNOWN: "L2 state not stated",
+}
+
+
+def harness_text(mset: MeasurementSet) -> str:
+    """``timer; L2 state`` of a set, in words."""
+    return f"{TIMER_TEXT[mset.timer]}; {L2_TEXT[mset.l2]}"
+
+
+def timer_table(report: ValidationReport) -> Table:
+    """Mean errors of both models per timer and L2 state, over the scored sets."""
+    header = (
+        "timer",
+        "L2",
+        "sets",
+        "points",
+        "torchao: mean error (%)",
+        "calibrated: mean error (%)",
+    )
+    table = Table(header, align=("---", "---", *(NUMBER_ALIGN,) * 4), name="by-timer")
+    for timer in Timer:
+        for l2 in L2State:
+            sets = [s for s in report.sets if s.scored and s.set.timer is timer and s.set.l2 is l2]
+            if not sets:
+                continue
+            points = points_of(sets)
+            t, c = mean_abs_error(points, TORCHAO), mean_abs_error(points, CALIBRATED)
+            row = (timer.value, l2.value, str(len(sets)), str(len(points)), pct(t), pct(c))
+            table.rows.append(row)
+    return table
+
+
+def region_table(report: ValidationReport) -> Table:
+    """Mean errors of both models per timed region, over the scored sets."""
+    header = (
+        "timed region",
+        "sets",
+        "points",
+        "torchao: mean error (%)",
+        "calibrated: mean error (%)",
+    )
+    table = Table(header, align=("---", *(NUMBER_ALIGN,) * 4), name="by-region")
+    for region in TimedRegion:
+        sets = [s for s in report.sets if s.scored and s.set.timed_region is region]
+        if not sets:
+            continue
+        points = points_of(sets)
+        t, c = mean_abs_error(points, TORCHAO), mean_abs_error(points, CALIBRATED)
+        table.rows.append((REGION_TEXT[region], str(len(sets)), str(len(points)), pct(t), pct(c)))
+    return table
+
+
+#: Where the Validation page shows how a cold-L2 set is predicted (an anchor of its own).
+COLD_ANCHOR = "cold-start"
+
+
+def cold_start_formula() -> Formula:
+    """:data:`roofline.analysis.validation.COLD_START`, printed by sympy."""
+    caption = "a kernel of a set timed right after an L2 flush (l2 = cold)"
+    return Formula(COLD_ANCHOR, caption, r"T_{k}^{\mathrm{cold}}", symbolic(COLD_START), "")
+
+
+def cold_start(calibration: CalibrationData, report: ValidationReport) -> dict[str, Any]:
+    """The cold start's formula, its stored value and how many scored sets it applies to."""
+    entry = calibration.globals.get(T_COLD.spec_key)
+    cold = [r for r in report.sets if r.scored and r.set.l2 is L2State.COLD]
+    return {
+        "formula": cold_start_formula(),
+        "symbol": safe.math(T_COLD.latex),
+        "value": parameter_text(entry.value, "s") if entry else None,
+        "sets": len(cold),
+    }

@@ -301,11 +301,12 @@ T_REDUCE = _hw(
 )
 
 # Not a term of any model, but of how measurements are scored: a benchmark that evicts L2
-# before every timed call (a measurement set's l2 = "cold": triton's do_bench, tritonbench's
-# cache-clearing CUDA graphs) starts each kernel on an L2 full of the flush's dirty lines,
-# so its first loads wait for DRAM and for write-backs. The calibrated prediction of such a
-# set adds this to every kernel it times (roofline.analysis.validation.COLD_START); the
-# site's own predictions, for kernels in a running model, do not.
+# before every timed call (a measurement set's l2 = "cold": tritonbench's cache-clearing
+# CUDA graphs, triton's do_bench) starts each kernel on an L2 full of the flush's dirty
+# lines, so its first loads wait for DRAM and for write-backs. The calibrated prediction of
+# such a set timed in device time adds this to every kernel it times
+# (roofline.analysis.harness.COLD_START); the site's own predictions, for kernels in a
+# running model, do not.
 T_COLD = _hw(
     "t_cold",
     "cold_l2_start_s",
@@ -355,8 +356,14 @@ MODEL_CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = tuple(
     hw for hw in CALIBRATION_SYMBOLS if hw not in HARNESS_SYMBOLS
 )
 
+# How measurements are scored (roofline.analysis.harness): one kernel's modelled time, and
+# the bytes a side kernel of a timed call moves.
+KERNEL_TIME = sympy.Symbol("T_k", positive=True)
+SIDE_BYTES = sympy.Symbol("b_side", positive=True)
+
 #: Symbol -> LaTeX name, for ``sympy.latex(expr, symbol_names=LATEX_NAMES)``.
 LATEX_NAMES: dict[sympy.Symbol, str] = {
     hw.symbol: hw.latex for hw in (*HARDWARE_SYMBOLS, *CALIBRATION_SYMBOLS)
 }
 LATEX_NAMES.update({DIM0: r"d_{0}", DIM1: r"d_{1}"})
+LATEX_NAMES.update({KERNEL_TIME: r"T_{k}", SIDE_BYTES: r"b_{\mathrm{side}}"})

@@ -282,6 +282,11 @@ def test_validate_json_numbers_are_validations(bundled_report, bundled_runs):
     for entry, result in zip(doc["sets"], bundled_report.sets, strict=True):
         assert entry["role"] == result.set.role.value
         assert entry["max_mean_error"] == result.set.max_mean_error
+        assert (entry["timer"], entry["l2"]) == (result.set.timer.value, result.set.l2.value)
+        assert [
+            (k["what"], k["read_bytes"], k["write_bytes"], tuple(k["elements"]))
+            for k in entry["side_kernels"]
+        ] == [(k.what, k.read_bytes, k.write_bytes, k.elements) for k in result.set.side_kernels]
         for model in ModelKind:
             assert entry["mean_error"][model.value] == result.mean_error(model)
             assert entry["worst_error"][model.value] == result.worst_error(model)

@@ -234,6 +234,21 @@ def test_timer_and_l2_are_optional_and_named(write) -> None:
     assert "one of cold, warm, unknown" in line and "'cold'" in line  # the near miss
 
 
+def test_side_kernels_load_with_their_bytes(write) -> None:
+    entry = variant(
+        CAST,
+        side_kernels=[
+            {"what": "zero fill", "write_bytes": 0.5, "elements": ["K", "N"]},
+            {"what": "scalar", "read_bytes": 4, "write_bytes": 4, "elements": []},
+        ],
+    )
+    (mset,) = load_measurements(write(document(entry)), specs=SPECS).sets
+    assert [(k.what, k.read_bytes, k.write_bytes, k.elements) for k in mset.side_kernels] == [
+        ("zero fill", 0.0, 0.5, ("K", "N")),
+        ("scalar", 4.0, 4.0, ()),
+    ]
+
+
 def test_multi_shape_points_keep_every_shape(bundled_db: MeasurementDatabase) -> None:
     te = bundled_db.get("te-b300-v2-autocast-mxfp8")
     (point,) = te.points
@@ -345,6 +360,60 @@ SET_CASES = [
     (RELU, {"timer": 1}, "timer"),
     (RELU, {"l2": "flushed"}, "l2"),
     (RELU, {"l2": True}, "l2"),
+    (
+        RELU,
+        {"side_kernels": [{"what": "fill", "write_bytes": 4, "elements": ["M"]}]},
+        "side_kernels",
+    ),
+    (CAST, {"side_kernels": {"what": "fill"}}, "side_kernels"),
+    (
+        CAST,
+        {"side_kernels": [{"what": "fill", "write_bytes": 4, "elements": ["M"]}] * 9},
+        "side_kernels",
+    ),
+    (CAST, {"side_kernels": [{"write_bytes": 4, "elements": ["M"]}]}, "side_kernels[0].what"),
+    (
+        CAST,
+        {"side_kernels": [{"what": "<b>x</b>", "write_bytes": 4, "elements": []}]},
+        "side_kernels[0].what",
+    ),
+    (CAST, {"side_kernels": [{"what": "fill", "elements": ["M"]}]}, "side_kernels[0].write_bytes"),
+    (
+        CAST,
+        {"side_kernels": [{"what": "fill", "write_bytes": 65, "elements": []}]},
+        "side_kernels[0].write_bytes",
+    ),
+    (
+        CAST,
+        {"side_kernels": [{"what": "fill", "read_bytes": -1, "write_bytes": 1, "elements": []}]},
+        "side_kernels[0].read_bytes",
+    ),
+    (
+        CAST,
+        {"side_kernels": [{"what": "fill", "write_bytes": True, "elements": []}]},
+        "side_kernels[0].write_bytes",
+    ),
+    (
+        CAST,
+        {"side_kernels": [{"what": "fill", "write_bytes": 4, "elements": ["G"]}]},
+        "side_kernels[0].elements",
+    ),
+    (
+        CAST,
+        {"side_kernels": [{"what": "fill", "write_bytes": 4, "elements": ["M", "M"]}]},
+        "side_kernels[0].elements",
+    ),
+    (
+        CAST,
+        {"side_kernels": [{"what": "fill", "write_bytes": 4, "elements": "M"}]},
+        "side_kernels[0].elements",
+    ),
+    (CAST, {"side_kernels": [{"what": "fill", "write_bytes": 4}]}, "side_kernels[0].elements"),
+    (
+        CAST,
+        {"side_kernels": [{"what": "fill", "write_bytes": 4, "elements": [], "x": 1}]},
+        "side_kernels[0].x",
+    ),
 ]
 
 

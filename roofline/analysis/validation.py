@@ -15,12 +15,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
-import sympy
 
+from roofline.analysis.harness import (
+    cold_started,
+    side_kernel_times,
+    side_parameter_symbols,
+    starts_cold,
+)
 from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, load_calibration
 from roofline.calibration.params import CalibratedParameters, calibration_for
 from roofline.measurements import (
-    L2State,
     MeasuredQuantity,
     MeasurementDatabase,
     MeasurementSet,
@@ -43,13 +47,6 @@ GOALS: dict[SetRole, float] = {SetRole.FIT: 0.10, SetRole.HOLDOUT: 0.15}
 #: M x K x N from which a GEMM counts as large (4096^3 = 2**36).
 LARGE_GEMM_MKN = 2**36
 _NOT_A_LAYER = (TimedRegion.CAST_KERNEL, TimedRegion.END_TO_END)
-#: One kernel's time as the calibrated model has it (a term of the set's model).
-KERNEL_TIME = sympy.Symbol("T_k", positive=True)
-#: The same kernel timed right after an L2 flush (a set whose ``l2`` is ``cold``): it
-#: starts on an L2 full of the flush's dirty lines (:data:`roofline.symbols.T_COLD`).
-#: Every kernel of such a set's timed region (every term with a time) is predicted so.
-COLD_START = KERNEL_TIME + T_COLD.symbol
-_cold_start = sympy.lambdify((KERNEL_TIME, T_COLD.symbol), COLD_START, "numpy")
 
 
 def mean_abs_error(points: Iterable[PointResult], model: ModelKind) -> float:
@@ -182,7 +179,9 @@ def predict_set(
     # A time_us set sums the terms it names: only those are evaluated.
     keys = mset.terms if mset.quantity is MeasuredQuantity.TIME_US else None
     times = compiled.term_times(gpu, dims[:, 0], dims[:, 1], dims[:, 2], params, groups, keys)
-    if calibrated and mset.l2 is L2State.COLD:
+    if mset.side_kernels:
+        times = {**times, **side_kernel_times(mset, gpu, params, dims, groups)}
+    if calibrated and starts_cold(mset):
         times = cold_started(times, params.values[T_COLD.spec_key].value)
     count = len(mset.points)
 
@@ -194,23 +193,14 @@ def predict_set(
         return total(t.key for t in compiled.model.terms if t.quantity in wanted)
 
     if mset.quantity is MeasuredQuantity.TIME_US:
-        return total(mset.terms) * 1e6
+        side = tuple(f"side.{i}" for i in range(len(mset.side_kernels)))
+        return total(mset.terms + side) * 1e6
     if mset.quantity is MeasuredQuantity.GEMM_SPEEDUP:
         return quantity(Quantity.BF16_GEMM) / quantity(Quantity.LOWP_GEMM)
     baseline = quantity(Quantity.BF16_GEMM, Quantity.BF16_OVERHEAD)
     if mset.terms:  # the low-precision terms the benchmark timed (e.g. a static cast)
         return baseline / total(mset.terms)
     return baseline / quantity(*LOWP_SIDE)
-
-
-def cold_started(times: dict[str, np.ndarray], cold_s: float) -> dict[str, np.ndarray]:
-    """Each term's times as :data:`COLD_START` has them: ``cold_s`` added where the term
-    runs a kernel (a time above zero; a term that is zero at a shape runs none there)."""
-    out = {}
-    for key, value in times.items():
-        value = np.asarray(value, dtype=np.float64)
-        out[key] = np.where(value > 0, _cold_start(value, cold_s), value)
-    return out
 
 
 def set_parameter_keys(mset: MeasurementSet, model_wide: bool = False) -> frozenset[str]:
@@ -226,7 +216,8 @@ def set_parameter_keys(mset: MeasurementSet, model_wide: bool = False) -> frozen
         if mset.quantity is not MeasuredQuantity.TIME_US or t.key in mset.terms
     ]
     used = set().union(*(t.expr.free_symbols for t in terms))
-    if mset.l2 is L2State.COLD:
+    used |= side_parameter_symbols(mset)
+    if starts_cold(mset):
         used.add(T_COLD.symbol)
     return frozenset(
         hw.spec_key

@@ -95,6 +95,15 @@ def _set_json(result: SetResult) -> dict[str, Any]:
         "timed_region": mset.timed_region.value,
         "timer": mset.timer.value,
         "l2": mset.l2.value,
+        "side_kernels": [
+            {
+                "what": k.what,
+                "read_bytes": k.read_bytes,
+                "write_bytes": k.write_bytes,
+                "elements": list(k.elements),
+            }
+            for k in mset.side_kernels
+        ],
         "role": mset.role.value,
         "scored": result.scored,
         "max_mean_error": _num(mset.max_mean_error),

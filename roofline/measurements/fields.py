@@ -10,15 +10,20 @@ from roofline.datafiles.problems import Collector
 from roofline.datafiles.text import length_problem, unknown_key
 from roofline.errors import nearest
 from roofline.measurements.model import (
+    SIDE_DIMS,
     MeasuredQuantity,
     MeasurementError,
     MeasurementProblem,
     Point,
+    SideKernel,
 )
 from roofline.measurements.rules import (
     MAX_POINTS,
     MAX_SHAPES_PER_POINT,
+    MAX_SIDE_BYTES,
+    MAX_SIDE_KERNELS,
     POINT_KEYS,
+    SIDE_KERNEL_KEYS,
     SPEEDUP_RANGE,
     TEXT_LIMITS,
     TIME_US_RANGE,
@@ -88,6 +93,66 @@ class FieldLinter(Collector):
         hint = f"did you mean {guess!r}?" if guess else ""
         self.error(where, field, f"one of {', '.join(valid)}", describe(value), hint)
         return None
+
+    def side_kernels(
+        self, where: str, value: Any, quantity: MeasuredQuantity | None, grouped: bool
+    ) -> tuple[SideKernel, ...]:
+        """A time_us set's ``[[set.side_kernels]]``: kernels its timed call runs that no
+        model term has, each with its bytes per element and the dimensions it spans."""
+        if not isinstance(value, list) or not all(isinstance(k, dict) for k in value):
+            self.error(
+                where, "side_kernels", "an array of [[set.side_kernels]] tables", describe(value)
+            )
+            return ()
+        if quantity is not None and quantity is not MeasuredQuantity.TIME_US and value:
+            expected = "no side kernels unless quantity is time_us (they add to its sum)"
+            self.error(where, "side_kernels", expected, f"quantity {quantity}")
+        if len(value) > MAX_SIDE_KERNELS:
+            expected = f"at most {MAX_SIDE_KERNELS} side kernels"
+            self.error(where, "side_kernels", expected, f"{len(value)} tables")
+            return ()
+        kernels = [self._side_kernel(where, i, k, grouped) for i, k in enumerate(value)]
+        return tuple(k for k in kernels if k is not None)
+
+    def _side_kernel(
+        self, where: str, index: int, entry: dict[str, Any], grouped: bool
+    ) -> SideKernel | None:
+        prefix = f"side_kernels[{index}]."
+        before = self.count()
+        self.keys(where, prefix, entry, SIDE_KERNEL_KEYS)
+        what = entry.get("what")
+        if "what" in entry:
+            what = self.text(where, f"{prefix}what", what, True, TEXT_LIMITS["what"])
+        sizes = [
+            self._side_bytes(where, f"{prefix}{key}", entry.get(key, 0))
+            for key in ("read_bytes", "write_bytes")
+        ]
+        if all(s == 0 for s in sizes):
+            expected = "read_bytes or write_bytes above 0 (a kernel that moves nothing)"
+            self.error(where, f"{prefix}write_bytes", expected, "0 and 0")
+        elements = entry.get("elements")
+        allowed = SIDE_DIMS if grouped else SIDE_DIMS[:3]
+        if "elements" in entry and (
+            not isinstance(elements, list)
+            or any(e not in allowed for e in elements)
+            or len(set(elements)) != len(elements)
+        ):
+            expected = f"an array of distinct names among {', '.join(allowed)} ([] for a scalar)"
+            self.error(where, f"{prefix}elements", expected, describe(elements))
+        if self.count() > before:
+            return None
+        return SideKernel(what, float(sizes[0]), float(sizes[1]), tuple(elements))
+
+    def _side_bytes(self, where: str, field: str, value: Any) -> float:
+        if isinstance(value, bool) or not is_finite(value) or not 0 <= value <= MAX_SIDE_BYTES:
+            self.error(
+                where,
+                field,
+                f"bytes per element, a number from 0 to {MAX_SIDE_BYTES:g}",
+                describe(value),
+            )
+            return 0.0
+        return float(value)
 
     def _points(
         self, where: str, value: Any, recipe: Recipe | None, quantity: MeasuredQuantity | None

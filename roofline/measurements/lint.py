@@ -115,6 +115,8 @@ class _Linter(FieldLinter):
             where, entry.get("terms", []), quantity, mode, recipe, fusion, groups is not None
         )
         self._region_terms(where, region, terms, fusion)
+        side = entry.get("side_kernels", [])
+        side_kernels = self.side_kernels(where, side, quantity, groups is not None)
         source = self._source(where, entry.get("source")) if "source" in entry else None
         points = self._points(where, entry["points"], recipe, quantity) if "points" in entry else ()
         if self.count() > before:
@@ -139,6 +141,7 @@ class _Linter(FieldLinter):
             groups=groups,
             timer=timer,
             l2=l2,
+            side_kernels=side_kernels,
         )
 
     def _groups(self, where: str, value: Any) -> int | None:

@@ -83,6 +83,25 @@ class Point:
         return self.shapes[0]
 
 
+#: The dimensions a side kernel's element count multiplies: the point's shape and the
+#: set's expert count.
+SIDE_DIMS = ("M", "K", "N", "G")
+
+
+@dataclass(frozen=True)
+class SideKernel:
+    """A memory-bound kernel the timed call runs besides the model's terms (a zero fill
+    of an output buffer, a cast of a result to another dtype), read off the benchmarked
+    code: ``read_bytes`` and ``write_bytes`` per element, over the product of
+    ``elements`` (names among :data:`SIDE_DIMS`; none: one element, a scalar). It is
+    predicted as a pointwise kernel (:mod:`roofline.analysis.harness`)."""
+
+    what: str
+    read_bytes: float
+    write_bytes: float
+    elements: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class MeasurementSet:
     """One published table (or column) of measurements, with what it is compared with."""
@@ -109,6 +128,8 @@ class MeasurementSet:
     # was evicted before each call adds a cold start to every kernel it times.
     timer: Timer = Timer.UNKNOWN
     l2: L2State = L2State.UNKNOWN
+    # Kernels of the timed call that no model term has (time_us sets only).
+    side_kernels: tuple[SideKernel, ...] = ()
 
 
 @dataclass(frozen=True)

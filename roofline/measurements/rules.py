@@ -27,6 +27,7 @@ SET_KEYS: dict[str, bool] = {
     "timer": False,
     "l2": False,
     "terms": False,
+    "side_kernels": False,
     "groups": False,
     "role": True,
     "max_mean_error": False,
@@ -39,6 +40,16 @@ SET_KEYS: dict[str, bool] = {
 SOURCE_KEYS: dict[str, bool] = {"url": True, "read_on": True, "commit": False, "note": False}
 #: The ``[set.source]`` table: the one source-entry rule, with these keys.
 SOURCE_RULE = SourceRule(SOURCE_KEYS)
+SIDE_KERNEL_KEYS: dict[str, bool] = {
+    "what": True,
+    "read_bytes": False,
+    "write_bytes": False,
+    "elements": True,
+}
+#: At most this many side kernels per set, and bytes per element per side (a complex128
+#: element is 16 bytes; 64 leaves room for a kernel touching several buffers).
+MAX_SIDE_KERNELS = 8
+MAX_SIDE_BYTES = 64.0
 POINT_KEYS: dict[str, bool] = {"shape": False, "shapes": False, "value": True, "label": False}
 TOP_KEYS: dict[str, bool] = {"schema_version": True, "set": True}
 
@@ -53,6 +64,7 @@ RESERVED_IDS = frozenset(
         "by-timed-region",
         "by-timer",
         "cold-start",
+        "side-kernels",
         "every-set",
         "held-out-never-used-to-fit",
         "fitted-on",
@@ -71,7 +83,14 @@ MAX_ID_LENGTH = 64
 COMMIT = sources.COMMIT
 # Longest text per field: long enough for any real entry, short enough that a hostile
 # file cannot flood a terminal or a page.
-TEXT_LIMITS = {"title": 200, "software": 500, "command": 500, "notes": 4000, "label": 64}
+TEXT_LIMITS = {
+    "title": 200,
+    "software": 500,
+    "command": 500,
+    "notes": 4000,
+    "label": 64,
+    "what": 200,
+}
 SOURCE_NOTE_LIMIT = sources.SOURCE_NOTE_LIMIT
 MAX_SETS = datafile.MAX_SETS
 MAX_POINTS = datafile.MAX_POINTS_PER_SET

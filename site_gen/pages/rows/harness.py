@@ -1,12 +1,13 @@
 """How a measurement set was taken, as the Validation page says it: its timed region, its
 timer and L2 state (with the errors of both models per kind), and how the calibrated model
-predicts a set timed with L2 evicted (:data:`roofline.analysis.validation.COLD_START`)."""
+predicts a set timed with L2 evicted (:data:`roofline.analysis.harness.COLD_START`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from roofline.analysis.validation import COLD_START, ValidationReport, mean_abs_error
+from roofline.analysis.harness import COLD_START, SIDE_KERNEL_TIME, starts_cold
+from roofline.analysis.validation import ValidationReport, mean_abs_error
 from roofline.calibration.data import CalibrationData
 from roofline.measurements import L2State, MeasurementSet, TimedRegion, Timer
 from roofline.publish.latex import symbolic
@@ -103,17 +104,44 @@ COLD_ANCHOR = "cold-start"
 
 
 def cold_start_formula() -> Formula:
-    """:data:`roofline.analysis.validation.COLD_START`, printed by sympy."""
-    caption = "a kernel of a set timed right after an L2 flush (l2 = cold)"
+    """:data:`roofline.analysis.harness.COLD_START`, printed by sympy."""
+    caption = "a kernel timed right after an L2 flush, in device time (graph or profiler timer)"
     return Formula(COLD_ANCHOR, caption, r"T_{k}^{\mathrm{cold}}", symbolic(COLD_START), "")
+
+
+#: Where the Validation page shows how a side kernel is predicted.
+SIDE_ANCHOR = "side-kernels"
+
+
+def side_kernel_formula() -> Formula:
+    """:data:`roofline.analysis.harness.SIDE_KERNEL_TIME`, printed by sympy."""
+    caption = "a side kernel of a set's timed call (a fill, a cast of a result), moving b bytes"
+    return Formula(SIDE_ANCHOR, caption, r"T_{\mathrm{side}}", symbolic(SIDE_KERNEL_TIME), "")
+
+
+def side_kernel_text(mset: MeasurementSet) -> list[str]:
+    """Each side kernel of ``mset`` in words: what it is and the bytes it moves."""
+    out = []
+    for kernel in mset.side_kernels:
+        sides = ((kernel.read_bytes, "read"), (kernel.write_bytes, "written"))
+        moved = " and ".join(f"{size:g} B {verb}" for size, verb in sides if size)
+        if kernel.elements:
+            moved += f" per element of {' × '.join(kernel.elements)}"
+        out.append(f"{kernel.what} ({moved})")
+    return out
 
 
 def cold_start(calibration: CalibrationData, report: ValidationReport) -> dict[str, Any]:
     """The cold start's formula, its stored value and how many scored sets it applies to."""
     entry = calibration.globals.get(T_COLD.spec_key)
-    cold = [r for r in report.sets if r.scored and r.set.l2 is L2State.COLD]
+    cold = [r for r in report.sets if r.scored and starts_cold(r.set)]
+    eager = [
+        r for r in report.sets if r.scored and r.set.l2 is L2State.COLD and not starts_cold(r.set)
+    ]
     return {
         "formula": cold_start_formula(),
+        "side_formula": side_kernel_formula(),
+        "eager": len(eager),
         "symbol": safe.math(T_COLD.latex),
         "value": parameter_text(entry.value, "s") if entry else None,
         "sets": len(cold),

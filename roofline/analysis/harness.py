@@ -1,0 +1,131 @@
+"""How the way a measurement was taken enters its prediction (scoring only).
+
+The model predicts kernels of a running model. A published number can hold more, or
+less, than that, and the measurement file says how (:mod:`roofline.measurements`):
+
+* a set timed with L2 evicted before every call (``l2 = "cold"``) starts each kernel it
+  times on an L2 full of the eviction's dirty lines: :data:`COLD_START` adds the cold start
+  :data:`roofline.symbols.T_COLD` to each of them;
+* a set whose timed call also runs kernels no model term has (``[[set.side_kernels]]``:
+  a zero fill of an output buffer, a cast of a result) is predicted with them, each timed
+  as a pointwise kernel by the model in use (:func:`side_kernel_time`).
+
+Every expression is sympy, like the model's terms; the Validation page prints them.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import sympy
+
+from roofline.calibration.params import CalibratedParameters
+from roofline.measurements import L2State, MeasurementSet, SideKernel, Timer
+from roofline.model.calibrated import streaming_time
+from roofline.model.torchao import memory_time
+from roofline.specs import GpuSpec
+from roofline.symbols import (
+    CALIBRATION_SYMBOLS,
+    HARDWARE_SYMBOLS,
+    KERNEL_TIME,
+    SIDE_BYTES,
+    T_CAST,
+    T_COLD,
+    T_LAUNCH,
+    G,
+    K,
+    M,
+    N,
+)
+
+#: One kernel's time (:data:`roofline.symbols.KERNEL_TIME`, a term of the set's model),
+#: timed right after an L2 flush (a set whose ``l2`` is ``cold``): it
+#: starts on an L2 full of the flush's dirty lines (:data:`roofline.symbols.T_COLD`).
+#: Every kernel of such a set's timed region (every term with a time) is predicted so.
+COLD_START = KERNEL_TIME + T_COLD.symbol
+_cold_start = sympy.lambdify((KERNEL_TIME, T_COLD.symbol), COLD_START, "numpy")
+_DIMS = {"M": M, "K": K, "N": N, "G": G}
+
+
+#: The timers whose numbers are device time alone: a CUDA-graph replay's, a profiler's.
+#: Around an eager call (CUDA events, a host clock) the host's launch time can show too,
+#: by as much as the eviction before the call fails to cover, which the model does not
+#: have; such a set is compared without a cold start.
+DEVICE_TIMERS = (Timer.CUDA_GRAPH, Timer.PROFILER)
+
+
+def starts_cold(mset: MeasurementSet) -> bool:
+    """Whether ``mset`` is predicted with :data:`COLD_START`: device time measured with L2
+    evicted before every call."""
+    return mset.l2 is L2State.COLD and mset.timer in DEVICE_TIMERS
+
+
+def cold_started(times: dict[str, np.ndarray], cold_s: float) -> dict[str, np.ndarray]:
+    """Each term's times as :data:`COLD_START` has them: ``cold_s`` added where the term
+    runs a kernel (a time above zero; a term that is zero at a shape runs none there)."""
+    out = {}
+    for key, value in times.items():
+        value = np.asarray(value, dtype=np.float64)
+        out[key] = np.where(value > 0, _cold_start(value, cold_s), value)
+    return out
+
+
+def side_kernel_bytes(kernel: SideKernel) -> sympy.Expr:
+    """Bytes the kernel moves: (read + write bytes per element) x the product of its
+    dimensions (one element for a scalar)."""
+    per_element = sympy.Rational(repr(kernel.read_bytes)) + sympy.Rational(repr(kernel.write_bytes))
+    return per_element * math.prod((_DIMS[d] for d in kernel.elements), start=sympy.Integer(1))
+
+
+def side_kernel_time(bytes_moved: sympy.Expr, calibrated: bool) -> sympy.Expr:
+    """A pointwise kernel moving ``bytes_moved``, as each model times one: the calibrated
+    model's t_cast plus the stream at the row-kernel bandwidth fraction; torchao's the
+    larger of its memory time and its launch floor."""
+    if calibrated:
+        return T_CAST.symbol + streaming_time(bytes_moved)
+    return sympy.Max(memory_time(bytes_moved), T_LAUNCH.symbol)
+
+
+#: The formula the Validation page prints for a side kernel.
+SIDE_KERNEL_TIME = side_kernel_time(SIDE_BYTES, calibrated=True)
+
+
+@functools.cache
+def _compiled(kernel: SideKernel, calibrated: bool) -> tuple[tuple[sympy.Symbol, ...], object]:
+    expr = side_kernel_time(side_kernel_bytes(kernel), calibrated)
+    symbols = tuple(sorted(expr.free_symbols, key=lambda s: s.name))
+    return symbols, sympy.lambdify(symbols, expr, "numpy")
+
+
+def side_kernel_times(
+    mset: MeasurementSet,
+    gpu: GpuSpec,
+    params: CalibratedParameters | None,
+    dims: np.ndarray,
+    groups: np.ndarray | None,
+) -> dict[str, np.ndarray]:
+    """Seconds of each side kernel of ``mset`` at every shape row of ``dims`` (M, K, N
+    columns), keyed ``side.<index>``; ``params``: the calibrated model's (None: torchao's)."""
+    hardware = gpu.hardware_values()
+    numbers = params.numbers() if params is not None else {}
+    values: dict[sympy.Symbol, object] = {M: dims[:, 0], K: dims[:, 1], N: dims[:, 2]}
+    if groups is not None:
+        values[G] = groups
+    values.update({hw.symbol: hardware.get(hw.spec_key, np.nan) for hw in HARDWARE_SYMBOLS})
+    values.update({hw.symbol: numbers[hw.spec_key] for hw in CALIBRATION_SYMBOLS if numbers})
+    out = {}
+    for index, kernel in enumerate(mset.side_kernels):
+        symbols, fn = _compiled(kernel, params is not None)
+        seconds = fn(*(values[s] for s in symbols))
+        out[f"side.{index}"] = np.broadcast_to(np.asarray(seconds, dtype=np.float64), len(dims))
+    return out
+
+
+def side_parameter_symbols(mset: MeasurementSet) -> set[sympy.Symbol]:
+    """The calibration symbols the set's side kernels are timed with (none without any)."""
+    used: set[sympy.Symbol] = set()
+    for kernel in mset.side_kernels:
+        used |= side_kernel_time(side_kernel_bytes(kernel), calibrated=True).free_symbols
+    return used

@@ -23,17 +23,16 @@ import sympy
 
 from roofline.calibration.params import CalibratedParameters
 from roofline.measurements import L2State, MeasurementSet, SideKernel, Timer
-from roofline.model.calibrated import streaming_time
-from roofline.model.torchao import memory_time
+from roofline.model.calibrated import kind_time
+from roofline.model.torchao import pointwise_time
+from roofline.recipes import CastKind
 from roofline.specs import GpuSpec
 from roofline.symbols import (
     CALIBRATION_SYMBOLS,
     HARDWARE_SYMBOLS,
     KERNEL_TIME,
     SIDE_BYTES,
-    T_CAST,
     T_COLD,
-    T_LAUNCH,
     G,
     K,
     M,
@@ -83,9 +82,7 @@ def side_kernel_time(bytes_moved: sympy.Expr, calibrated: bool) -> sympy.Expr:
     """A pointwise kernel moving ``bytes_moved``, as each model times one: the calibrated
     model's t_cast plus the stream at the row-kernel bandwidth fraction; torchao's the
     larger of its memory time and its launch floor."""
-    if calibrated:
-        return T_CAST.symbol + streaming_time(bytes_moved)
-    return sympy.Max(memory_time(bytes_moved), T_LAUNCH.symbol)
+    return kind_time(CastKind.ROW, bytes_moved) if calibrated else pointwise_time(bytes_moved)
 
 
 #: The formula the Validation page prints for a side kernel.
@@ -125,7 +122,4 @@ def side_kernel_times(
 
 def side_parameter_symbols(mset: MeasurementSet) -> set[sympy.Symbol]:
     """The calibration symbols the set's side kernels are timed with (none without any)."""
-    used: set[sympy.Symbol] = set()
-    for kernel in mset.side_kernels:
-        used |= side_kernel_time(side_kernel_bytes(kernel), calibrated=True).free_symbols
-    return used
+    return {s for kernel in mset.side_kernels for s in _compiled(kernel, True)[0]}

@@ -22,6 +22,11 @@ def memory_time(bytes_moved: sympy.Expr) -> sympy.Expr:
     return bytes_moved / (ETA_MEM.symbol * MEM_BW.symbol)
 
 
+def pointwise_time(bytes_moved: sympy.Expr) -> sympy.Expr:
+    """A memory-bound kernel moving ``bytes_moved``: max(memory time, launch floor)."""
+    return sympy.Max(memory_time(bytes_moved), T_LAUNCH.symbol)
+
+
 @functools.cache  # sympy's Max simplification is costly; models share GEMMs
 def gemm_time(
     m: sympy.Expr,
@@ -55,21 +60,19 @@ def shaped_gemm_time(shape: GemmShape, fmt: Format, scale_block: int | None) -> 
 def cast_kernel_time(kernel: CastKernel, fused: bool, grouped: bool = False) -> sympy.Expr:
     """max(bytes / achievable bandwidth, launch floor) for one cast kernel."""
     d0, d1 = role_dims(kernel.role, grouped)
-    bytes_moved = kernel.bytes_moved(fused).xreplace({DIM0: d0, DIM1: d1})
-    return sympy.Max(memory_time(bytes_moved), T_LAUNCH.symbol)
+    return pointwise_time(kernel.bytes_moved(fused).xreplace({DIM0: d0, DIM1: d1}))
 
 
 @functools.cache
 def rearrange_time(kernel: Rearrange) -> sympy.Expr:
     """A scale rearrangement in torchao's style: max(bytes / bandwidth, launch floor),
     only where there is more than one group."""
-    return when_grouped(sympy.Max(memory_time(kernel.bytes_moved), T_LAUNCH.symbol))
+    return when_grouped(pointwise_time(kernel.bytes_moved))
 
 
 def bf16_activation_time() -> sympy.Expr:
     """The bf16 baseline's activation kernel in inference: read and write M x K in bf16."""
-    bytes_moved = 2 * BF16.bytes_per_element * M * K
-    return sympy.Max(memory_time(bytes_moved), T_LAUNCH.symbol)
+    return pointwise_time(2 * BF16.bytes_per_element * M * K)
 
 
 class _TorchaoTiming:

@@ -37,8 +37,26 @@ SAMPLES = [
 
 @pytest.fixture(scope="module")
 def site_config():
-    """The site's Markdown extensions and their settings."""
-    return load_config(str(ROOT / "mkdocs.yml"))
+    """The site's Markdown extensions and their settings as mkdocs builds its pages: with
+    what the plugins add (mkdocstrings adds mkdocs-autorefs, whose extension registers an
+    inline pattern on every page). The project's own hooks are left out: they read the
+    generated navigation, and the one Markdown extension they add is QuickInline, which
+    the tests add themselves."""
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    done: set[str] = set()
+    while pending := [name for name in config.plugins if name not in done]:
+        for name in pending:  # a plugin's on_config may add plugins (run in turn)
+            done.add(name)
+            if not name.endswith(".py"):
+                config = config.plugins[name].on_config(config) or config
+    return config
+
+
+def test_the_site_registers_autorefs(site_config) -> None:
+    md = markdown.Markdown(
+        extensions=site_config.markdown_extensions, extension_configs=site_config.mdx_configs
+    )
+    assert "mkdocs-autorefs" in md.inlinePatterns
 
 
 def _convert(config, text: str, quick: bool) -> str:

@@ -28,13 +28,17 @@ from markdown.treeprocessors import InlineProcessor
 from markdown.util import AtomicString
 
 #: Each known inline pattern: (sha256 of its regular expression, prefix of 12 hex digits;
-#: the characters one of which every match contains). Python-Markdown 3.x's own patterns
-#: and pymdownx.arithmatex's inline math, as ``tests/test_inline.py`` checks them.
+#: the characters one of which every match contains). Python-Markdown 3.x's own patterns,
+#: pymdownx.arithmatex's inline math and mkdocs-autorefs' references, as
+#: ``tests/test_inline.py`` checks them.
 TRIGGERS: dict[str, tuple[str, str]] = {
     "backtick": ("231bee70302e", "`"),  # a backtick (after backslashes or not)
     "arithmatex-inline": ("80f5928a7df7", r"\$|\\"),  # $...$ or \(...\)
     "escape": ("51a11c21258d", r"\\"),
     "reference": ("0aca4cbc7f79", r"\["),
+    # mkdocs-autorefs' cross-references ([title][identifier]), registered by the
+    # mkdocstrings plugin on every page: Python-Markdown's reference expression.
+    "mkdocs-autorefs": ("0aca4cbc7f79", r"\["),
     "link": ("0aca4cbc7f79", r"\["),
     "short_reference": ("0aca4cbc7f79", r"\["),
     "image_link": ("3bd0cb9cfeed", r"\["),  # ![

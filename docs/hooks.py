@@ -61,9 +61,11 @@ def on_files(files: Any, config: Any, **_: Any) -> Any:
     mkdocs-material's own minified scripts reads; no page loads them). Maps of the docs
     themselves are kept."""
     theme_dirs = [Path(d).resolve() for d in config["theme"].dirs]
-    for file in list(files):
+    # Only a map's path is resolved: resolving each of the site's ~15,000 files took a
+    # second of every build.
+    for file in [f for f in files if f.src_uri.endswith(".map")]:
         source = Path(file.abs_src_path or "").resolve()
-        if file.src_uri.endswith(".map") and any(source.is_relative_to(d) for d in theme_dirs):
+        if any(source.is_relative_to(d) for d in theme_dirs):
             files.remove(file)
     return files
 

@@ -7,7 +7,7 @@ reuses what is unchanged and redoes only what a change touches:
   site's grids and the tool versions (numpy);
 * instantiated formulas: the GPU's spec entry, model version and source, the formula code,
   sympy's version and the site URL (Cite permalinks are baked into them);
-* charts: the chart's inputs and the plotting code (``site_gen/charts/draw/plots.py``, matplotlib);
+* charts: the chart's inputs and the drawing code (``site_gen/charts/draw/``, matplotlib);
 * pages (``site_gen/output/mkdocs_cache.py``): each page's rendered body and HTML, keyed by
   what mkdocs makes them from;
 * outputs (``site_gen/keys.py``): for a digest of every input of a build, the sha256 of
@@ -128,6 +128,8 @@ def tool_versions() -> tuple[tuple[str, str], ...]:
         "jinja2",
         "pygments",
         "matplotlib",
+        "contourpy",  # the heatmaps' contours
+        "pillow",  # the heatmaps' cells (PNG)
         "sympy",
         "numpy",
     )

@@ -228,16 +228,17 @@ def models_script_key() -> str:
     return digest("models-js", model_digest(), package_digest("roofline"), tool_versions())
 
 
+@functools.cache
+def _drawing_digest() -> str:
+    """Every module under ``site_gen/charts/draw/`` (a new one included) and the pool's
+    entry points that call them."""
+    draw = config.PACKAGE_DIR / "charts" / "draw"
+    return files_digest([*_tree_files(draw), config.PACKAGE_DIR / "pool.py"], config.PACKAGE_DIR)
+
+
 def chart_cache_key(job: PlotJob) -> str:
     """Key of one chart's SVG: its inputs and the drawing code."""
-    code = code_digest(
-        "charts/draw/plots.py",
-        "charts/draw/gpu.py",
-        "charts/draw/style.py",
-        "pool.py",
-        "charts/draw/validation.py",
-        "charts/draw/models.py",
-    )
+    code = _drawing_digest()
     return digest("chart", chart_key(job.kind, job.kwargs), code, tool_versions())
 
 

@@ -16,7 +16,7 @@ from roofline.recipes import RECIPE_LIST
 from roofline.specs import GpuSpec, SpecDatabase
 from site_gen import config
 from site_gen.cache import BuildCache
-from site_gen.charts.draw import gpu, plots
+from site_gen.charts.draw import gpu, heatmap, plots
 from site_gen.charts.draw import models as model_charts
 from site_gen.charts.draw import validation as validation_charts
 from site_gen.charts.jobs import PlotJob
@@ -25,7 +25,7 @@ from site_gen.inputs import ModelInputs
 from site_gen.markup.formulas import Formula, instantiated_for_gpu
 
 _PLOTTERS = {
-    "heatmap": plots.heatmap_svg,
+    "heatmap": heatmap.heatmap_svg,
     "curves": plots.curves_svg,
     "breakdown": plots.breakdown_svg,
     "roofline": gpu.roofline_svg,

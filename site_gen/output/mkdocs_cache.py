@@ -128,7 +128,7 @@ class PageCache(BasePlugin):
             if (
                 not file.is_documentation_page()
                 and source is not None
-                and self.generated in Path(source).parents
+                and Path(source).is_relative_to(self.generated)  # a file under it
             ):
                 file.copy_file = functools.partial(page_parts.link_static, file)
         return files

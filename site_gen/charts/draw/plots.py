@@ -14,121 +14,21 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import PolyCollection
-from matplotlib.colors import TwoSlopeNorm
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from roofline import units
 from site_gen.charts.draw.style import (
     OKABE_ITO,
+    REFERENCE_STYLE,
     TOL_MUTED,
     WIDTH_IN,
     bar_polygons,
     log2_axis,
-    mark_shape,
     to_svg,
 )
 
 _CACHE: dict[str, dict] = {}
-
-
-#: torchao's model beside the calibrated one: dashed, in the same colour.
-REFERENCE_STYLE = (0, (5, 3))
-
-
-def _heatmap_figure(
-    x: np.ndarray, y: np.ndarray, mark: tuple[int, int] | None, reference: bool = False
-) -> dict:
-    """A heatmap figure built once per process and per grid, reused with new data."""
-    key = f"heatmap-{x[0]}-{x[-1]}-{len(x)}-{y[0]}-{y[-1]}-{len(y)}-{mark}-{reference}"
-    if key in _CACHE:
-        return _CACHE[key]
-    dx, dy = (x[1] - x[0]) / 2, (y[1] - y[0]) / 2
-    fig, ax = plt.subplots(figsize=(WIDTH_IN, 4.6))
-    fig.subplots_adjust(left=0.09, right=0.9, bottom=0.11, top=0.93)
-    image = ax.imshow(
-        np.ones((len(y), len(x))),
-        origin="lower",
-        aspect="auto",
-        extent=(x[0] - dx, x[-1] + dx, y[0] - dy, y[-1] + dy),
-        cmap="RdBu",
-        norm=TwoSlopeNorm(vcenter=1.0, vmin=0.5, vmax=2.0),
-        interpolation="nearest",
-    )
-    if reference:
-        ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1, calibrated model")
-        ax.plot(
-            [],
-            [],
-            color="black",
-            linewidth=1.4,
-            linestyle=REFERENCE_STYLE,
-            label="speedup = 1, torchao model",
-        )
-    else:
-        ax.plot([], [], color="black", linewidth=1.4, label="speedup = 1")
-    if mark is not None:
-        mark_shape(ax, mark, "#FFD23F", label=f"M={mark[0]}, K=N={mark[1]}")
-    ax.legend(loc="upper left", framealpha=0.9)
-    log2_axis(ax.xaxis, x[0], x[-1])
-    log2_axis(ax.yaxis, y[0], y[-1])
-    ax.grid(False)
-    ax.set_xlabel("M (tokens per GEMM, log2 scale)")
-    ax.set_ylabel("K = N (log2 scale)")
-    bar = fig.colorbar(image, cax=fig.add_axes((0.915, 0.11, 0.02, 0.82)))
-    bar.set_label("speedup over bf16 (×); >1 is faster")
-    _CACHE[key] = {
-        "fig": fig,
-        "ax": ax,
-        "image": image,
-        "bar": bar,
-        "contour": None,
-        "reference": None,
-    }
-    return _CACHE[key]
-
-
-def _crosses_one(values: np.ndarray) -> bool:
-    return bool(np.min(values) < 1.0 < np.max(values))
-
-
-def heatmap_svg(
-    title: str,
-    heat_m: np.ndarray,
-    heat_kn: np.ndarray,
-    speedup: np.ndarray,
-    mark: tuple[int, int] | None,
-    reference: np.ndarray | None = None,
-) -> str:
-    """Speedup over log2 M x log2 K=N, RdBu centred on 1, with the speedup = 1 contour;
-    ``reference`` (torchao's speedups over the same grid) adds its contour, dashed."""
-    x, y = np.log2(heat_m), np.log2(heat_kn)
-    parts = _heatmap_figure(x, y, mark, reference is not None)
-    for name in ("contour", "reference"):
-        if parts[name] is not None:
-            parts[name].remove()
-            parts[name] = None
-    vmin = min(float(np.min(speedup)), 0.95)
-    vmax = max(float(np.max(speedup)), 1.05)
-    parts["image"].set_data(speedup)
-    parts["image"].set_norm(TwoSlopeNorm(vcenter=1.0, vmin=vmin, vmax=vmax))
-    parts["bar"].update_normal(parts["image"])
-    if _crosses_one(speedup):
-        parts["contour"] = parts["ax"].contour(
-            x, y, speedup, levels=[1.0], colors="black", linewidths=1.4
-        )
-    if reference is not None and _crosses_one(reference):
-        parts["reference"] = parts["ax"].contour(
-            x,
-            y,
-            reference,
-            levels=[1.0],
-            colors="black",
-            linewidths=1.4,
-            linestyles=[REFERENCE_STYLE],
-        )
-    parts["ax"].set_title(title)
-    return to_svg(parts["fig"], close=False)
 
 
 def _curves_figure(x: np.ndarray, kns: tuple[int, ...], reference: bool) -> dict:

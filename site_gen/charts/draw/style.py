@@ -36,6 +36,8 @@ TOL_MUTED = (
     "#BBBBBB",
 )
 BF16_GREY = "#DDDDDD"
+#: torchao's model beside the calibrated one: dashed, in the same colour.
+REFERENCE_STYLE = (0, (5, 3))
 WIDTH_IN = 7.6
 
 RC = {

@@ -383,4 +383,6 @@ def _gather_and_render(
             models_js = models_job.get()
             cache.put("models-js", models_key, models_js)
     with timer.stage("render", "Markdown, CSV"), failing_as("render", site_dir):
-        return render_pages(atlas, instantiated, history, on_chart, models_js, config.HELPERS)
+        return render_pages(
+            atlas, instantiated, history, on_chart, models_js, config.HELPERS, cache
+        )

@@ -26,6 +26,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from roofline.calibration.params import CalibratedParameters
 from roofline.datafiles.core import FileRefused, read_bytes
 from roofline.publish.cite import SITE_URL_ENV, site_url
 from roofline.specs import GpuSpec
@@ -39,6 +40,7 @@ from site_gen.cache import (
     tool_versions,
 )
 from site_gen.charts.jobs import PlotJob, chart_key
+from site_gen.gather import calibration_digest
 
 BUNDLED_SPECS = PACKAGE_ROOT / "roofline" / "data" / "gpus.toml"
 #: ``hooks:`` entries of mkdocs.yml (``  - path``), read without a YAML parser.
@@ -226,6 +228,37 @@ def models_script_key() -> str:
     """Key of the calculator's model script: the whole model package (its code and the
     data it may read) and the tools that print it."""
     return digest("models-js", model_digest(), package_digest("roofline"), tool_versions())
+
+
+@functools.cache
+def _page_data_digest() -> str:
+    """The bundled data files besides the spec database (error bands, calibration,
+    measurements, model presets): a page may show what they hold."""
+    folder = PACKAGE_ROOT / "roofline" / "data"
+    return files_digest([p for p in _tree_files(folder) if p.name != "gpus.toml"], folder)
+
+
+def gpu_pages_key(gpu: GpuSpec, calibration: CalibratedParameters | None) -> str:
+    """What every page of one GPU alone is made from: its entry and calibrated parameters
+    (which other GPUs shape through the fallbacks), the page code (all of ``site_gen/``),
+    the model, the bundled data besides the specs, the site URL and the tools. Another
+    GPU's change leaves it as it was."""
+    return digest(
+        "gpu-pages",
+        gpu_digest(gpu),
+        calibration_digest(calibration),
+        generator_digest(),
+        model_digest(),
+        _page_data_digest(),
+        site_url(),
+        tool_versions(),
+    )
+
+
+def recipe_page_key(gpu_key: str, kind: str, mode: str, recipe: str) -> str:
+    """Key of the output (Markdown, exports, chart jobs) of one GPU x mode x recipe page
+    of ``kind`` (the dense page, the grouped one); ``gpu_key``: :func:`gpu_pages_key`."""
+    return digest("recipe-page", gpu_key, kind, mode, recipe)
 
 
 @functools.cache

@@ -53,6 +53,9 @@ def test_rebuilds_reuse_what_is_unchanged(tmp_path: Path, tmp_path_factory, monk
     assert cache.misses["evaluations"] == per_gpu
     assert cache.hits["evaluations"] == per_gpu  # the other GPU
     assert (cache.misses["latex"], cache.hits["latex"]) == (1, 1)
+    # Its GPU x mode x recipe pages (dense and grouped) are rendered again, the other
+    # GPU's taken as they were (both GPUs have the same recipe pages).
+    assert cache.misses["recipe-pages"] == cache.hits["recipe-pages"] > per_gpu // 2
     assert 0 < cache.misses["charts"] < cache.hits["charts"] + cache.misses["charts"]
     assert cache.misses["outputs"] == 1
     # mkdocs re-makes the changed GPU's pages (and the pages that compare GPUs) only,

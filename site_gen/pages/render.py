@@ -11,8 +11,9 @@ import functools
 from collections.abc import Callable, Iterable, Iterator
 
 from roofline.analysis.history import SpecHistory
-from roofline.recipes import RECIPE_LIST
-from site_gen import config
+from roofline.recipes import RECIPE_LIST, Mode
+from site_gen import config, keys
+from site_gen.cache import BuildCache
 from site_gen.charts.jobs import PlotJob, chart_key, dedupe
 from site_gen.context import rel
 from site_gen.gather.dense import Atlas
@@ -91,14 +92,70 @@ def render_pages(
     on_chart: Callable[[PlotJob], None] | None = None,
     models_js: str | None = None,
     helpers: int = 0,
+    cache: BuildCache | None = None,
 ) -> tuple[dict[str, str], list[PlotJob]]:
     """All generated pages (path -> text) and the charts to draw (each announced to
     ``on_chart`` as soon as a page asks for it); ``models_js``: the calculator's model
     script when the build has it (None: made here); ``helpers``: forked processes that
-    render pages from the end of the list meanwhile (:mod:`site_gen.split`)."""
+    render pages from the end of the list meanwhile (:mod:`site_gen.split`); ``cache``:
+    where the GPU x mode x recipe pages' outputs are kept (:func:`_cached_outputs`)."""
     site = SiteInput.of(atlas, instantiated, history, models_js)
-    out = share_charts(_shared_outputs(_page_jobs(site), helpers), on_chart)
+    jobs = _page_jobs(site)
+    if cache is not None and cache.enabled:
+        outputs = _cached_outputs(jobs, _recipe_page_keys(site), cache, helpers)
+    else:
+        outputs = _shared_outputs(jobs, helpers)
+    out = share_charts(outputs, on_chart)
     return out.files, out.charts
+
+
+def _recipe_job(gpu_name: str, mode: str, recipe_name: str) -> str:
+    return f"gpu {gpu_name} {mode} {recipe_name}"
+
+
+def _grouped_job(gpu_name: str, mode: Mode, recipe_name: str) -> str:
+    return f"grouped {gpu_name} {mode.value} {recipe_name}"
+
+
+def _recipe_page_keys(site: SiteInput) -> dict[str, str]:
+    """The cache key of each GPU x mode x recipe page, dense and grouped, by job name."""
+    atlas = site.atlas
+    gpu_keys = {g.name: keys.gpu_pages_key(g, atlas.calibration(g.name)) for g in atlas.gpus}
+    found = {}
+    for g in atlas.gpus:
+        for mode in config.MODES:
+            for result in atlas.for_gpu(g.name, mode):
+                name = _recipe_job(g.name, mode.value, result.recipe.name)
+                found[name] = keys.recipe_page_key(
+                    gpu_keys[g.name], "dense", mode.value, result.recipe.name
+                )
+    for gpu_name, mode, recipe_name in atlas.grouped:
+        found[_grouped_job(gpu_name, mode, recipe_name)] = keys.recipe_page_key(
+            gpu_keys[gpu_name], "grouped", mode.value, recipe_name
+        )
+    return found
+
+
+def _cached_outputs(
+    jobs: dict[str, Callable[[], PageOutput]],
+    page_keys: dict[str, str],
+    cache: BuildCache,
+    helpers: int,
+) -> Iterator[PageOutput]:
+    """Each job's output in order, as :func:`_shared_outputs` makes them, but a GPU x
+    mode x recipe page, dense or grouped (nine pages in ten), taken from ``cache`` when its key
+    (:func:`site_gen.keys.recipe_page_key`) is there and stored when made: a rebuild
+    after one GPU's change renders that GPU's pages and the pages that show every GPU.
+    The cache is read before any page is made, so the rest goes to the helpers."""
+    stored = {name: cache.get("recipe-pages", key) for name, key in page_keys.items()}
+    made = _shared_outputs({n: j for n, j in jobs.items() if stored.get(n) is None}, helpers)
+    for name in jobs:
+        out = stored.get(name)
+        if out is None:
+            out = next(made)
+            if name in page_keys:
+                cache.put("recipe-pages", page_keys[name], out)
+        yield out
 
 
 def _shared_outputs(
@@ -130,11 +187,12 @@ def _page_jobs(site: SiteInput) -> dict[str, Callable[[], PageOutput]]:
         jobs[f"gpu {g.name}"] = functools.partial(gpu.render, site, g)
         for mode in config.MODES:
             for result in atlas.for_gpu(g.name, mode):
-                name = f"gpu {g.name} {mode.value} {result.recipe.name}"
+                name = _recipe_job(g.name, mode.value, result.recipe.name)
                 jobs[name] = functools.partial(gpu_recipe.render, site, result)
-        for key, result in atlas.grouped.items():
-            if key[0] == g.name:
-                jobs[f"grouped {key}"] = functools.partial(grouped.render, site, result)
+        for (gpu_name, mode, recipe_name), result in atlas.grouped.items():
+            if gpu_name == g.name:
+                name = _grouped_job(gpu_name, mode, recipe_name)
+                jobs[name] = functools.partial(grouped.render, site, result)
     jobs["recipes"] = functools.partial(recipes_index.render, site)
     for r in RECIPE_LIST:
         jobs[f"recipe {r.name}"] = functools.partial(recipe.render, site, r)

@@ -66,6 +66,14 @@ def test_every_cell_has_matplotlibs_colour(case: str) -> None:
     assert 'preserveAspectRatio="none"' in fast and "pixelated" in fast  # no smoothing
 
 
+def test_a_mark_given_as_a_list() -> None:
+    speedup, reference = CASES["both contours"]
+    listed = heatmap.heatmap_svg("", config.HEAT_M, config.HEAT_KN, speedup, list(MARK), reference)
+    assert listed == heatmap.heatmap_svg(
+        "", config.HEAT_M, config.HEAT_KN, speedup, MARK, reference
+    )
+
+
 def test_without_a_mark() -> None:
     fast, full = _both(*CASES["both contours"], mark=None)
     assert IMAGE.sub("<image/>", fast) == IMAGE.sub("<image/>", full)

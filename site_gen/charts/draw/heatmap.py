@@ -319,6 +319,7 @@ def heatmap_svg(
     """Speedup over log2 M x log2 K=N, RdBu centred on 1, with the speedup = 1 contour;
     ``reference`` (torchao's speedups over the same grid) adds its contour, dashed."""
     x, y = np.log2(heat_m), np.log2(heat_kn)
+    mark = None if mark is None else (int(mark[0]), int(mark[1]))  # a cache key: hashable
     if title:
         return full_heatmap_svg(title, x, y, speedup, mark, reference)
     try:

@@ -2,7 +2,8 @@
 
 Pure: it returns ``docs-relative path -> text`` (pages, snippets, CSV and JSON exports,
 data files, the nav) and the :class:`~site_gen.charts.jobs.PlotJob` list for the charts, each
-distinct chart once and at one path (:func:`share_charts`). Nothing here writes.
+distinct chart once and at one path (:func:`share_charts`). Nothing here writes but the
+build cache, which keeps the GPU x mode x recipe pages' outputs (:func:`_cached_outputs`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import functools
 from collections.abc import Callable, Iterable, Iterator
 
 from roofline.analysis.history import SpecHistory
-from roofline.recipes import RECIPE_LIST, Mode
+from roofline.recipes import RECIPE_LIST
 from site_gen import config, keys
 from site_gen.cache import BuildCache
 from site_gen.charts.jobs import PlotJob, chart_key, dedupe
@@ -100,40 +101,26 @@ def render_pages(
     render pages from the end of the list meanwhile (:mod:`site_gen.split`); ``cache``:
     where the GPU x mode x recipe pages' outputs are kept (:func:`_cached_outputs`)."""
     site = SiteInput.of(atlas, instantiated, history, models_js)
-    jobs = _page_jobs(site)
+    jobs, recipe_pages = _page_jobs(site)
     if cache is not None and cache.enabled:
-        outputs = _cached_outputs(jobs, _recipe_page_keys(site), cache, helpers)
+        outputs = _cached_outputs(jobs, _recipe_page_keys(atlas, recipe_pages), cache, helpers)
     else:
         outputs = _shared_outputs(jobs, helpers)
     out = share_charts(outputs, on_chart)
     return out.files, out.charts
 
 
-def _recipe_job(gpu_name: str, mode: str, recipe_name: str) -> str:
-    return f"gpu {gpu_name} {mode} {recipe_name}"
+#: A GPU x mode x recipe page by job name: (GPU name, page kind, mode, recipe name).
+RecipePages = dict[str, tuple[str, str, str, str]]
 
 
-def _grouped_job(gpu_name: str, mode: Mode, recipe_name: str) -> str:
-    return f"grouped {gpu_name} {mode.value} {recipe_name}"
-
-
-def _recipe_page_keys(site: SiteInput) -> dict[str, str]:
+def _recipe_page_keys(atlas: Atlas, recipe_pages: RecipePages) -> dict[str, str]:
     """The cache key of each GPU x mode x recipe page, dense and grouped, by job name."""
-    atlas = site.atlas
     gpu_keys = {g.name: keys.gpu_pages_key(g, atlas.calibration(g.name)) for g in atlas.gpus}
-    found = {}
-    for g in atlas.gpus:
-        for mode in config.MODES:
-            for result in atlas.for_gpu(g.name, mode):
-                name = _recipe_job(g.name, mode.value, result.recipe.name)
-                found[name] = keys.recipe_page_key(
-                    gpu_keys[g.name], "dense", mode.value, result.recipe.name
-                )
-    for gpu_name, mode, recipe_name in atlas.grouped:
-        found[_grouped_job(gpu_name, mode, recipe_name)] = keys.recipe_page_key(
-            gpu_keys[gpu_name], "grouped", mode.value, recipe_name
-        )
-    return found
+    return {
+        name: keys.recipe_page_key(gpu_keys[gpu_name], kind, mode, recipe_name)
+        for name, (gpu_name, kind, mode, recipe_name) in recipe_pages.items()
+    }
 
 
 def _cached_outputs(
@@ -175,27 +162,30 @@ def _shared_outputs(
         split.close()
 
 
-def _page_jobs(site: SiteInput) -> dict[str, Callable[[], PageOutput]]:
+def _page_jobs(site: SiteInput) -> tuple[dict[str, Callable[[], PageOutput]], RecipePages]:
     """Every page module's output to make, by a unique name, in a fixed order (the first
-    asker of a chart keeps it)."""
+    asker of a chart keeps it), and which of them are GPU x mode x recipe pages."""
     atlas = site.atlas
     jobs: dict[str, Callable[[], PageOutput]] = {
         "home": functools.partial(home.render, site),
         "gpus": functools.partial(gpus_index.render, site),
     }
+    recipe_pages: RecipePages = {}
     for g in atlas.gpus:
         jobs[f"gpu {g.name}"] = functools.partial(gpu.render, site, g)
         for mode in config.MODES:
             for result in atlas.for_gpu(g.name, mode):
-                name = _recipe_job(g.name, mode.value, result.recipe.name)
+                name = f"gpu {g.name} {mode.value} {result.recipe.name}"
                 jobs[name] = functools.partial(gpu_recipe.render, site, result)
+                recipe_pages[name] = (g.name, "dense", mode.value, result.recipe.name)
         for (gpu_name, mode, recipe_name), result in atlas.grouped.items():
             if gpu_name == g.name:
-                name = _grouped_job(gpu_name, mode, recipe_name)
+                name = f"grouped {gpu_name} {mode.value} {recipe_name}"
                 jobs[name] = functools.partial(grouped.render, site, result)
+                recipe_pages[name] = (gpu_name, "grouped", mode.value, recipe_name)
     jobs["recipes"] = functools.partial(recipes_index.render, site)
     for r in RECIPE_LIST:
         jobs[f"recipe {r.name}"] = functools.partial(recipe.render, site, r)
     for module in (methodology, validation, specs, equations, data, changes, models, nav):
         jobs[f"module {module.__name__}"] = functools.partial(module.render, site)
-    return jobs
+    return jobs, recipe_pages

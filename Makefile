@@ -18,20 +18,13 @@ BASE_REV ?= origin/main
 
 .PHONY: site test serve bench lint clean spec-diff
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	# torch==2.13.0 is the CPU build these machines carry; an unpinned torch pulls CUDA.
-	$(BIN)/python -m pip install --quiet "torch==2.13.0"
-	$(BIN)/python -m pip install --quiet -e ".[test,torch]"
-	# torchao 0.18 is only the cross-check oracle of the parity tests (pure-Python use).
-	$(BIN)/python -m pip install --quiet --no-deps "torchao==0.18.0"
+# scripts/install-python makes the venv and installs with uv (pip where uv cannot be had).
+$(STAMP): pyproject.toml scripts/install-python
+	PYTHON=$(PYTHON) bash scripts/install-python $(VENV) test
 	touch $(STAMP) $(SITE_STAMP)  # the test install holds everything the site needs
 
-$(SITE_STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e .
+$(SITE_STAMP): pyproject.toml scripts/install-python
+	PYTHON=$(PYTHON) bash scripts/install-python $(VENV) site
 	touch $@
 
 site: $(SITE_STAMP)

@@ -127,19 +127,6 @@ def test_charts_are_deterministic() -> None:
 
 
 @pytest.mark.slow
-def test_two_builds_are_byte_identical(small_site_dir: Path, tmp_path: Path, monkeypatch) -> None:
-    # The shared small site was built under SHARED_EPOCH, in another test's process
-    # (possibly another xdist worker): a second build here must give the same bytes.
-    require_katex()
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", SHARED_EPOCH)
-    first = small_site_dir
-    second, _ = build_small_site(tmp_path / "b")
-    one, two = file_tree(first), file_tree(second)
-    assert one.keys() == two.keys()
-    assert [name for name in one if one[name] != two[name]] == []
-
-
-@pytest.mark.slow
 def test_failed_builds_leave_the_previous_site_intact(
     tmp_path_factory, tmp_path: Path, monkeypatch
 ) -> None:

@@ -1,7 +1,12 @@
 """Incremental rebuilds of the small site: unchanged inputs do nothing, one changed GPU
 redoes only its own work, and the result is the site a clean build makes (slow: a warm
 build, a one-GPU rebuild and a clean build; a file of its own so that pytest-xdist runs
-it beside test_site_build.py)."""
+it beside test_site_build.py).
+
+The last comparison is also the suite's reproducibility check: the rebuilt site holds
+pages, charts and formulas made by the cached path in the process that built the shared
+small site (another xdist worker, often), and it must equal, byte for byte, a build made
+here without any cache (plain mkdocs, every chart drawn in this process's workers)."""
 
 from __future__ import annotations
 

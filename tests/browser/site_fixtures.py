@@ -66,8 +66,9 @@ def shared_small_build(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pa
     warm build cache; tests that start from a warm cache copy it).
 
     Built once across xdist workers (:func:`_built_once`), under :data:`SHARED_EPOCH` and
-    without a site URL (a cached build is byte-identical to a clean one, which
-    ``test_two_builds_are_byte_identical`` checks against this very site).
+    without a site URL (a cached build is byte-identical to a clean one:
+    ``test_rebuilds_reuse_what_is_unchanged`` compares a rebuild from this very site's
+    cache with a build made without any cache, in its own process).
     """
     require_katex()
 

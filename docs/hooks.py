@@ -18,6 +18,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from mkdocs.plugins import event_priority
+
+from site_gen.output import search
 from site_gen.output.inline import QuickInline
 
 NAV_FILE = Path(__file__).parent / "generated" / "nav.json"
@@ -26,10 +29,14 @@ TEAM_DIR = Path(__file__).parent / "team"
 TEAM_TITLE = "Team pages"
 
 
+# Last of the on_config handlers: the search plugin's own makes the index replaced here.
+@event_priority(-100)
 def on_config(config: Any, **_: Any) -> Any:
     """Replace the GPUs and Recipes placeholders with the generated sections; skip the
-    inline Markdown step where it cannot change the text (site_gen.output.inline)."""
+    inline Markdown step where it cannot change the text (site_gen.output.inline); make
+    the search index with faster bookkeeping (site_gen.output.search)."""
     config["markdown_extensions"].append(QuickInline())
+    search.install(config["plugins"])
     if not NAV_FILE.is_file():
         raise SystemExit(f"{NAV_FILE} is missing: run `roofline build` once to generate the pages")
     generated = json.loads(NAV_FILE.read_text("utf-8"))

@@ -57,12 +57,29 @@ FORMAT = 3
 MAGIC = "roofline-atlas-cache"
 #: A header line longer than this is not one of ours.
 MAX_HEADER_BYTES = 1024
+#: The environment variable that caps the build cache's entries, in MiB.
+MAX_MB_ENV = "ROOFLINE_ATLAS_BUILD_CACHE_MAX_MB"
+#: The cap without it: about a dozen cold builds of the bundled database (each writes about
+#: 170 MB of entries), so switching between a few spec files or branches stays cached.
+DEFAULT_MAX_MB = 2048
 
 
 def cache_dir() -> Path:
     """Where downloaded packages are kept between builds."""
     root = os.environ.get("ROOFLINE_ATLAS_CACHE")
     return Path(root) if root else Path.home() / ".cache" / "roofline-atlas"
+
+
+def max_cache_bytes() -> int:
+    """The build cache's cap in bytes: ``$ROOFLINE_ATLAS_BUILD_CACHE_MAX_MB`` (a whole
+    number of MiB, at least 1) or :data:`DEFAULT_MAX_MB`; ValueError naming the variable
+    and the expected form otherwise."""
+    text = os.environ.get(MAX_MB_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_MB * 2**20
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise ValueError(f"${MAX_MB_ENV}: expected a whole number of MiB (>= 1), got {text!r}")
+    return int(text) * 2**20
 
 
 def warn(message: str) -> None:
@@ -229,6 +246,7 @@ class BuildCache:
                 self._discard(kind, key, path, f"does not load: {type(exc).__name__}")
             else:
                 self.hits[kind] += 1
+                _touch(path)  # recently used: the last to go when the cache is trimmed
                 return value
         self.misses[kind] += 1
         return None
@@ -281,6 +299,33 @@ class BuildCache:
                 with contextlib.suppress(OSError):
                     path.unlink()
 
+    def trim(self, max_bytes: int, since_ns: int) -> tuple[int, int]:
+        """Delete the least recently used entries, of every kind, until the entries take
+        at most ``max_bytes``; never one written or read since ``since_ns`` (this build's:
+        reading an entry marks it used, in whichever process reads it). Only entry files
+        of this format version are looked at (not the installed tool's work roots, nor
+        another version's folder). Returns (entries deleted, bytes freed)."""
+        if not self.enabled:
+            return 0, 0
+        entries: list[tuple[int, int, Path]] = []  # (last used, bytes, path)
+        for kind in _subfolders(self.entries):
+            with contextlib.suppress(OSError), os.scandir(kind) as found:
+                for entry in found:
+                    if entry.name.endswith(".pkl") and entry.is_file(follow_symlinks=False):
+                        with contextlib.suppress(OSError):
+                            stat = entry.stat(follow_symlinks=False)
+                            entries.append((stat.st_mtime_ns, stat.st_size, Path(entry.path)))
+        total = sum(size for _, size, _ in entries)
+        deleted = freed = 0
+        for used_ns, size, path in sorted(entries):
+            if total <= max_bytes or used_ns >= since_ns:
+                break
+            with contextlib.suppress(OSError):
+                path.unlink()
+                total -= size
+                deleted, freed = deleted + 1, freed + size
+        return deleted, freed
+
     def summary(self) -> str:
         """``kind hits/total`` for each kind used, e.g. ``charts 480/480``."""
         kinds = sorted(set(self.hits) | set(self.misses))
@@ -290,3 +335,19 @@ class BuildCache:
         if self.discarded:
             text += f"; {len(self.discarded)} damaged entries discarded"
         return text
+
+
+def _touch(path: Path) -> None:
+    """Mark ``path`` used now (its modification time: what :meth:`BuildCache.trim` and
+    the per-kind prunes order by); a cache folder that is read-only stays as it is."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    """The folders directly in ``folder`` (none if it is missing), not through links."""
+    try:
+        with os.scandir(folder) as found:
+            return [Path(e.path) for e in found if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []

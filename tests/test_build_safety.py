@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 import zlib
 from pathlib import Path
 
@@ -42,7 +43,7 @@ from site_gen.build import (
     check_site_dir,
     remove_stale_staging,
 )
-from site_gen.cache import BuildCache
+from site_gen.cache import MAX_MB_ENV, BuildCache, max_cache_bytes
 from site_gen.output import assets, write
 
 EPOCH = "1764000000"
@@ -444,6 +445,85 @@ def test_prune_keeps_the_newest_and_the_protected(tmp_path) -> None:
     assert cache.get("charts", KEY) == "another kind"
 
 
+def _aged(cache: BuildCache, kind: str, key: str, age_s: int, size: int = 1000) -> Path:
+    """An entry of about ``size`` bytes last used ``age_s`` seconds after the epoch."""
+    cache.put(kind, key, b"x" * size)
+    path = _entry(cache, kind, key)
+    os.utime(path, ns=(10**9 * age_s, 10**9 * age_s))
+    return path
+
+
+def test_trim_removes_the_least_recently_used_until_under_the_cap(tmp_path) -> None:
+    cache = BuildCache(root=tmp_path / "cache")
+    paths = [_aged(cache, kind, f"{i:064x}", age_s=i) for i, kind in enumerate("abcab")]
+    sizes = [p.stat().st_size for p in paths]
+    # Room for the newest three: the two least recently used go, whatever their kind.
+    deleted, freed = cache.trim(sum(sizes[2:]), since_ns=10**12 * 10**9)
+    assert (deleted, freed) == (2, sum(sizes[:2]))
+    assert [p.exists() for p in paths] == [False, False, True, True, True]
+
+
+def test_trim_never_removes_what_this_build_used(tmp_path) -> None:
+    cache = BuildCache(root=tmp_path / "cache")
+    old = [_aged(cache, "charts", f"{i:064x}", age_s=i) for i in range(3)]
+    # Reading an entry marks it used now: it outlives a trim to nothing.
+    started_ns = 10**9 * 100
+    assert cache.get("charts", f"{1:064x}") == b"x" * 1000
+    assert cache.trim(0, since_ns=started_ns)[0] == 2
+    assert [p.exists() for p in old] == [False, True, False]
+    assert BuildCache(root=tmp_path / "cache", enabled=False).trim(0, 0) == (0, 0)
+
+
+def test_trim_touches_only_this_versions_entries(tmp_path) -> None:
+    cache = BuildCache(root=tmp_path / "cache")
+    entry = _aged(cache, "charts", KEY, age_s=1)
+    others = [
+        cache.entries / "charts" / ".tmp-123",  # a write in flight
+        cache.entries / "charts" / "notes.txt",
+        cache.root / "v2" / "charts" / f"{OTHER_KEY}.pkl",  # another version's
+        cache.root / "roots" / "abc" / "docs" / "index.md",  # an installed tool's root
+    ]
+    for path in others:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"y" * 5000)
+        os.utime(path, ns=(0, 0))
+    outside = tmp_path / "outside.pkl"
+    outside.write_bytes(b"z")
+    (cache.entries / "charts" / f"{OTHER_KEY}.pkl").symlink_to(outside)
+    size = entry.stat().st_size
+    assert cache.trim(0, since_ns=10**18) == (1, size)
+    assert not entry.exists()
+    assert all(p.exists() for p in others) and outside.exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("", 2048 * 2**20),
+        ("1", 2**20),
+        (" 500 ", 500 * 2**20),
+        *[(bad, None) for bad in ("0", "-5", "1.5", "2G", "\u00b2", "abc")],
+    ],
+)
+def test_the_cache_cap_is_read_from_the_environment(monkeypatch, value, expected) -> None:
+    monkeypatch.setenv(MAX_MB_ENV, value)
+    if expected is not None:
+        assert max_cache_bytes() == expected
+        return
+    with pytest.raises(ValueError, match=re.escape(MAX_MB_ENV) + ".*whole number of MiB"):
+        max_cache_bytes()
+
+
+def test_a_bad_cache_cap_fails_the_build_before_it_starts(layout, monkeypatch) -> None:
+    monkeypatch.setenv(MAX_MB_ENV, "lots")
+    site = layout["root"] / "site"
+    site.mkdir()
+    (site / "index.html").write_text("previous site")
+    with pytest.raises(BuildError, match=f"{MAX_MB_ENV}: expected a whole number"):
+        build(str(SMALL_SPECS), site, root=layout["root"], cache=BuildCache(root=layout["cache"]))
+    assert (site / "index.html").read_text() == "previous site"
+
+
 # -- the record of the last build: output manifests -------------------------------------
 
 
@@ -692,12 +772,18 @@ def test_a_damaged_cache_gives_a_byte_identical_site(warm, tmp_path, capfd) -> N
 
 @pytest.mark.slow
 def test_a_new_site_url_reaches_cached_rebuilds(
-    warm, tmp_path, tmp_path_factory, monkeypatch
+    warm, tmp_path, tmp_path_factory, monkeypatch, capfd
 ) -> None:
     url = SHARED_URL
     monkeypatch.setenv("ROOFLINE_ATLAS_SITE_URL", url)
+    # A cap this build's own entries exceed: the warm copy's entries it did not use go.
+    monkeypatch.setenv(MAX_MB_ENV, "1")
     root, cache = _warm_copy(warm, tmp_path)
+    started_ns = time.time_ns()
     build(str(SMALL_SPECS), tmp_path / "cached", root=root, cache=cache)
+    assert "least recently used entries removed" in capfd.readouterr().out
+    left = [p.stat().st_mtime_ns for p in cache.entries.glob("*/*.pkl")]
+    assert left and min(left) >= started_ns - 10**9  # only what this build read or wrote
     assert cache.misses["latex"] == 2 and cache.misses["outputs"] == 1
     assert cache.hits["charts"] > 0 and cache.misses["charts"] == 0
     assert cache.misses["pages"] > 0  # canonical links, Cite permalinks

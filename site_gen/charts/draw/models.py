@@ -18,6 +18,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from roofline import units
+from site_gen.charts.draw.replay import replay
 from site_gen.charts.draw.style import TOL_MUTED, WIDTH_IN, bar_polygons, to_svg
 
 UNIT_WORDS = {"µs": "microseconds", "ms": "milliseconds", "s": "seconds"}
@@ -137,7 +138,7 @@ def model_time_svg(
     ax.grid(axis="y", visible=False)
     ax.set_xlabel(f"{UNIT_WORDS[unit]} per step (forward + backward)")
     ax.set_title(title, loc="left", fontsize=10)
-    fig.legend(
+    legend = fig.legend(
         handles=handles,
         loc="lower left",
         bbox_to_anchor=(0.01, 0.0),
@@ -145,4 +146,7 @@ def model_time_svg(
         fontsize=8,
         frameon=False,
     )
+    # One legend per model's segments and figure size: drawn by matplotlib once (replay.py).
+    labels = tuple(h.get_label() for h in handles)
+    replay(legend, ("model time", fig.get_size_inches().tobytes(), labels))
     return to_svg(fig)

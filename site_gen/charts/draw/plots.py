@@ -18,6 +18,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from roofline import units
+from site_gen.charts.draw.replay import replay
 from site_gen.charts.draw.style import (
     OKABE_ITO,
     REFERENCE_STYLE,
@@ -86,11 +87,14 @@ def _curves_figure(x: np.ndarray, kns: tuple[int, ...], reference: bool) -> dict
                 label="torchao model",
             ),
         ]
-        fig.legend(
+        legend = fig.legend(
             handles=handles, loc="lower center", bbox_to_anchor=(0.53, 0.0), ncols=4, frameon=False
         )
     else:
-        ax.legend(loc="upper left", framealpha=0.9)
+        legend = ax.legend(loc="upper left", framealpha=0.9)
+    # The same on every chart of this figure: drawn by matplotlib once (replay.py).
+    replay(legend, (key, "legend"))
+    replay(ax.xaxis, (key, "x axis"))
     _CACHE[key] = {"fig": fig, "ax": ax, "lines": lines, "dashed": dashed}
     return _CACHE[key]
 
@@ -117,7 +121,7 @@ def curves_svg(
     bottom = min(float(np.min(v)) for v in shown)
     span = max(top, 1.0) - min(bottom, 1.0)
     ax.set_ylim(min(bottom, 1.0) - 0.05 * span, max(top, 1.0) + 0.08 * span)
-    ax.set_xlim(x[0], x[-1])
+    ax.set_xlim(x[0], x[-1])  # the x axis replayed: the same limits on every chart
     ax.set_title(title)
     return to_svg(parts["fig"], close=False)
 
@@ -214,7 +218,7 @@ def breakdown_svg(
         right = max(right, float(np.max(reference_share)))
     ax.set_xlim(0, right * 1.04)
     ax.set_title(title)
-    ax.legend(
+    legend = ax.legend(
         handles=list(handles.values()),
         loc="upper center",
         bbox_to_anchor=(0.3, -0.1),
@@ -222,4 +226,6 @@ def breakdown_svg(
         fontsize=7.5,
         frameon=False,
     )
+    # One legend per recipe's terms: drawn by matplotlib once per figure (replay.py).
+    replay(legend, (key, "legend", tuple(labels), reference_share is not None))
     return to_svg(fig, close=False)

@@ -30,7 +30,7 @@ from roofline.datafiles.core import MAX_GPUS
 from roofline.presets import load_models
 from roofline.specs import load_specs
 from site_gen import config, keys, pool
-from site_gen.cache import MAX_MB_ENV, BuildCache, digest, max_cache_bytes, model_digest
+from site_gen.cache import BuildCache, digest, max_cache_bytes, model_digest
 from site_gen.charts.queue import ChartQueue
 from site_gen.gather.dense import gather
 from site_gen.gather.models import check_model_gpus
@@ -233,23 +233,11 @@ def build(
                 )
             finally:
                 staging.remove()
-            _trim(cache, cache_bytes, started_ns)
+            cache.trim_to(cache_bytes, since_ns=started_ns)
     timer.timings["total"] = timer.total()
     print(f"[build] cache: {cache.summary()}", flush=True)
     print(f"[build] site built in {timer.total():.1f} s: {site_dir}", flush=True)
     return timer.timings
-
-
-def _trim(cache: BuildCache, max_bytes: int, started_ns: int) -> None:
-    """Keep the build cache under ``max_bytes`` (``$ROOFLINE_ATLAS_BUILD_CACHE_MAX_MB``):
-    the least recently used entries of earlier builds go first, this build's never."""
-    deleted, freed = cache.trim(max_bytes, since_ns=started_ns)
-    if deleted:
-        print(
-            f"[build] cache: {deleted} least recently used entries removed ({freed / 2**20:.0f} "
-            f"MiB) to stay under {max_bytes / 2**20:.0f} MiB (${MAX_MB_ENV})",
-            flush=True,
-        )
 
 
 def _team_docs(extra_docs: Path | None) -> Path | None:

@@ -326,6 +326,17 @@ class BuildCache:
                 deleted, freed = deleted + 1, freed + size
         return deleted, freed
 
+    def trim_to(self, max_bytes: int, since_ns: int) -> None:
+        """:meth:`trim` after a build (``since_ns``: when it started), saying what went."""
+        deleted, freed = self.trim(max_bytes, since_ns)
+        if deleted:
+            print(
+                f"[build] cache: {deleted} least recently used entries removed "
+                f"({freed / 2**20:.0f} MiB) to stay under {max_bytes / 2**20:.0f} MiB "
+                f"(${MAX_MB_ENV})",
+                flush=True,
+            )
+
     def summary(self) -> str:
         """``kind hits/total`` for each kind used, e.g. ``charts 480/480``."""
         kinds = sorted(set(self.hits) | set(self.misses))

@@ -8,7 +8,9 @@ site's tokens per device and expert parallelism, both stated on every page.
 
 from __future__ import annotations
 
+import functools
 import posixpath
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from roofline import units
@@ -187,15 +189,23 @@ def model_gpu(site: SiteInput, run: ModelRun) -> PageOutput:
     return out
 
 
+def page_makers(site: SiteInput) -> Iterator[tuple[str, Callable[[], PageOutput], ModelRun | None]]:
+    """Every page of the Models section in order, as (name, maker, the run of a model x
+    GPU page, which is that GPU's alone): the build renders and caches them one by one."""
+    models = site.atlas.models
+    if models is None:
+        return
+    yield "models index", functools.partial(index, site, models), None
+    for preset in models.presets:
+        yield f"model {preset.name}", functools.partial(overview, site, models, preset.name), None
+        for run in models.for_model(preset.name):
+            name = f"model {preset.name} {run.gpu.name}"
+            yield name, functools.partial(model_gpu, site, run), run
+
+
 def render(site: SiteInput) -> PageOutput:
     """Every page of the Models section (none when the atlas carries no model runs)."""
     out = PageOutput()
-    models = site.atlas.models
-    if models is None:
-        return out
-    out.add(index(site, models))
-    for preset in models.presets:
-        out.add(overview(site, models, preset.name))
-        for run in models.for_model(preset.name):
-            out.add(model_gpu(site, run))
+    for _, make, _ in page_makers(site):
+        out.add(make())
     return out

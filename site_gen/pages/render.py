@@ -3,7 +3,7 @@
 Pure: it returns ``docs-relative path -> text`` (pages, snippets, CSV and JSON exports,
 data files, the nav) and the :class:`~site_gen.charts.jobs.PlotJob` list for the charts, each
 distinct chart once and at one path (:func:`share_charts`). Nothing here writes but the
-build cache, which keeps the GPU x mode x recipe pages' outputs (:func:`_cached_outputs`).
+build cache, which keeps the outputs of the pages of one GPU alone (:func:`_cached_outputs`).
 """
 
 from __future__ import annotations
@@ -110,12 +110,15 @@ def render_pages(
     return out.files, out.charts
 
 
-#: A GPU x mode x recipe page by job name: (GPU name, page kind, mode, recipe name).
+#: A page of one GPU alone by job name: (GPU name, page kind, mode, recipe name) of a
+#: GPU x mode x recipe page (kind "dense" or "grouped"), or (GPU name, "model", "", preset
+#: name) of a model x GPU page.
 RecipePages = dict[str, tuple[str, str, str, str]]
 
 
 def _recipe_page_keys(atlas: Atlas, recipe_pages: RecipePages) -> dict[str, str]:
-    """The cache key of each GPU x mode x recipe page, dense and grouped, by job name."""
+    """The cache key of each page of one GPU alone (GPU x mode x recipe, dense and grouped;
+    model x GPU), by job name."""
     gpu_keys = {g.name: keys.gpu_pages_key(g, atlas.calibration(g.name)) for g in atlas.gpus}
     return {
         name: keys.recipe_page_key(gpu_keys[gpu_name], kind, mode, recipe_name)
@@ -129,8 +132,9 @@ def _cached_outputs(
     cache: BuildCache,
     helpers: int,
 ) -> Iterator[PageOutput]:
-    """Each job's output in order, as :func:`_shared_outputs` makes them, but a GPU x
-    mode x recipe page, dense or grouped (nine pages in ten), taken from ``cache`` when its key
+    """Each job's output in order, as :func:`_shared_outputs` makes them, but a page of one
+    GPU alone (a GPU x mode x recipe page, dense or grouped, or a model x GPU page: nine
+    pages in ten), taken from ``cache`` when its key
     (:func:`site_gen.keys.recipe_page_key`) is there and stored when made: a rebuild
     after one GPU's change renders that GPU's pages and the pages that show every GPU.
     The cache is read before any page is made, so the rest goes to the helpers."""
@@ -186,6 +190,12 @@ def _page_jobs(site: SiteInput) -> tuple[dict[str, Callable[[], PageOutput]], Re
     jobs["recipes"] = functools.partial(recipes_index.render, site)
     for r in RECIPE_LIST:
         jobs[f"recipe {r.name}"] = functools.partial(recipe.render, site, r)
-    for module in (methodology, validation, specs, equations, data, changes, models, nav):
+    for module in (methodology, validation, specs, equations, data, changes):
         jobs[f"module {module.__name__}"] = functools.partial(module.render, site)
+    # The Models section page by page: a model x GPU page is that GPU's alone.
+    for name, make, run in models.page_makers(site):
+        jobs[name] = make
+        if run is not None:
+            recipe_pages[name] = (run.gpu.name, "model", "", run.preset.name)
+    jobs[f"module {nav.__name__}"] = functools.partial(nav.render, site)
     return jobs, recipe_pages

@@ -8,18 +8,14 @@ as soon as a pattern it does not know is registered.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import markdown
 import pytest
+from conftest import site_mkdocs_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown.inlinepatterns import SimpleTagInlineProcessor
-from mkdocs.config import load_config
 
 from site_gen.output.inline import QuickInline, QuickInlineProcessor, quiet_text
-
-ROOT = Path(__file__).resolve().parents[1]
 
 SAMPLES = [
     "| GPU | speedup |\n|---|--:|\n| H100 | 1.23× |\n| B200 &#124; x | [link](a.md) |\n",
@@ -37,19 +33,10 @@ SAMPLES = [
 
 @pytest.fixture(scope="module")
 def site_config():
-    """The site's Markdown extensions and their settings as mkdocs builds its pages: with
-    what the plugins add (mkdocstrings adds mkdocs-autorefs, whose extension registers an
-    inline pattern on every page). The project's own hooks are left out: they read the
-    generated navigation, and the one Markdown extension they add is QuickInline, which
-    the tests add themselves."""
-    config = load_config(str(ROOT / "mkdocs.yml"))
-    done: set[str] = set()
-    while pending := [name for name in config.plugins if name not in done]:
-        for name in pending:  # a plugin's on_config may add plugins (run in turn)
-            done.add(name)
-            if not name.endswith(".py"):
-                config = config.plugins[name].on_config(config) or config
-    return config
+    """The site's Markdown extensions and their settings as mkdocs builds its pages, with
+    what the plugins add (conftest.site_mkdocs_config). The one Markdown extension the
+    project's hooks add is QuickInline, which the tests add themselves."""
+    return site_mkdocs_config()
 
 
 def test_the_site_registers_autorefs(site_config) -> None:

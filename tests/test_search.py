@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import site_mkdocs_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from material.plugins.search.plugin import Parser, SearchIndex
@@ -39,16 +40,8 @@ def _sections(parser_class: type[Parser], html: str) -> list[tuple] | str:
 
 @pytest.fixture(scope="module")
 def plugins():
-    """The site's plugins after their own ``on_config`` (the project's hooks left out:
-    they read the generated navigation)."""
-    config = load_config(str(ROOT / "mkdocs.yml"))
-    done: set[str] = set()
-    while pending := [name for name in config.plugins if name not in done]:
-        for name in pending:
-            done.add(name)
-            if not name.endswith(".py"):
-                config = config.plugins[name].on_config(config) or config
-    return config.plugins
+    """The site's plugins after their own ``on_config`` (conftest.site_mkdocs_config)."""
+    return site_mkdocs_config().plugins
 
 
 def test_the_quick_index_is_on_for_the_site(plugins) -> None:

@@ -432,25 +432,24 @@ def test_an_unwritable_cache_warns_once_and_goes_on(tmp_path, capfd) -> None:
     assert capfd.readouterr().err.count("cannot write") == 1
 
 
-def test_prune_keeps_the_newest_and_the_protected(tmp_path) -> None:
-    cache = BuildCache(root=tmp_path / "cache")
-    keys_in_age_order = [f"{i:064x}" for i in range(6)]
-    for age, key in enumerate(keys_in_age_order):
-        cache.put("pages", key, key)
-        os.utime(_entry(cache, "pages", key), ns=(10**9 * age, 10**9 * age))
-    cache.put("charts", KEY, "another kind")
-    cache.prune("pages", keep=3, protect={keys_in_age_order[0]})
-    kept = sorted(p.stem for p in (cache.entries / "pages").glob("*.pkl"))
-    assert kept == sorted([keys_in_age_order[0], *keys_in_age_order[3:]])
-    assert cache.get("charts", KEY) == "another kind"
-
-
 def _aged(cache: BuildCache, kind: str, key: str, age_s: int, size: int = 1000) -> Path:
     """An entry of about ``size`` bytes last used ``age_s`` seconds after the epoch."""
     cache.put(kind, key, b"x" * size)
     path = _entry(cache, kind, key)
     os.utime(path, ns=(10**9 * age_s, 10**9 * age_s))
     return path
+
+
+def test_prune_keeps_the_newest_and_the_protected(tmp_path) -> None:
+    cache = BuildCache(root=tmp_path / "cache")
+    keys_in_age_order = [f"{i:064x}" for i in range(6)]
+    for age, key in enumerate(keys_in_age_order):
+        _aged(cache, "pages", key, age_s=age)
+    cache.put("charts", KEY, "another kind")
+    cache.prune("pages", keep=3, protect={keys_in_age_order[0]})
+    kept = sorted(p.stem for p in (cache.entries / "pages").glob("*.pkl"))
+    assert kept == sorted([keys_in_age_order[0], *keys_in_age_order[3:]])
+    assert cache.get("charts", KEY) == "another kind"
 
 
 def test_trim_removes_the_least_recently_used_until_under_the_cap(tmp_path) -> None:

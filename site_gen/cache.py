@@ -8,8 +8,9 @@ reuses what is unchanged and redoes only what a change touches:
 * instantiated formulas: the GPU's spec entry, model version and source, the formula code,
   sympy's version and the site URL (Cite permalinks are baked into them);
 * charts: the chart's inputs and the drawing code (``site_gen/charts/draw/``, matplotlib);
-* recipe pages: a GPU x mode x recipe page's Markdown, exports and chart jobs, keyed by
-  its GPU's entry and calibrated parameters, the page and model code and the bundled data
+* recipe pages (kind ``recipe-pages``): the Markdown, exports and chart jobs of each page
+  of one GPU alone (GPU x mode x recipe, dense and grouped; model x GPU), keyed by its
+  GPU's entry and calibrated parameters, the page and model code and the bundled data
   besides the specs (``site_gen/keys.py``: a change to one GPU renders its pages only);
 * pages (``site_gen/output/mkdocs_cache.py``): each page's rendered body and HTML, keyed by
   what mkdocs makes them from;

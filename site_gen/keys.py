@@ -255,7 +255,7 @@ def gpu_pages_key(gpu: GpuSpec, calibration: CalibratedParameters | None) -> str
     )
 
 
-def recipe_page_key(gpu_key: str, kind: str, mode: str, recipe: str) -> str:
+def gpu_page_key(gpu_key: str, kind: str, mode: str, recipe: str) -> str:
     """Key of the output (Markdown, exports, chart jobs) of one GPU x mode x recipe page
     of ``kind`` (the dense page, the grouped one), or of a model x GPU page (``kind``
     "model", ``recipe`` the preset's name); ``gpu_key``: :func:`gpu_pages_key`."""

@@ -99,11 +99,11 @@ def render_pages(
     ``on_chart`` as soon as a page asks for it); ``models_js``: the calculator's model
     script when the build has it (None: made here); ``helpers``: forked processes that
     render pages from the end of the list meanwhile (:mod:`site_gen.split`); ``cache``:
-    where the GPU x mode x recipe pages' outputs are kept (:func:`_cached_outputs`)."""
+    where the outputs of the pages of one GPU alone are kept (:func:`_cached_outputs`)."""
     site = SiteInput.of(atlas, instantiated, history, models_js)
-    jobs, recipe_pages = _page_jobs(site)
+    jobs, gpu_pages = _page_jobs(site)
     if cache is not None and cache.enabled:
-        outputs = _cached_outputs(jobs, _recipe_page_keys(atlas, recipe_pages), cache, helpers)
+        outputs = _cached_outputs(jobs, _gpu_page_keys(atlas, gpu_pages), cache, helpers)
     else:
         outputs = _shared_outputs(jobs, helpers)
     out = share_charts(outputs, on_chart)
@@ -113,16 +113,16 @@ def render_pages(
 #: A page of one GPU alone by job name: (GPU name, page kind, mode, recipe name) of a
 #: GPU x mode x recipe page (kind "dense" or "grouped"), or (GPU name, "model", "", preset
 #: name) of a model x GPU page.
-RecipePages = dict[str, tuple[str, str, str, str]]
+GpuPages = dict[str, tuple[str, str, str, str]]
 
 
-def _recipe_page_keys(atlas: Atlas, recipe_pages: RecipePages) -> dict[str, str]:
+def _gpu_page_keys(atlas: Atlas, gpu_pages: GpuPages) -> dict[str, str]:
     """The cache key of each page of one GPU alone (GPU x mode x recipe, dense and grouped;
     model x GPU), by job name."""
     gpu_keys = {g.name: keys.gpu_pages_key(g, atlas.calibration(g.name)) for g in atlas.gpus}
     return {
-        name: keys.recipe_page_key(gpu_keys[gpu_name], kind, mode, recipe_name)
-        for name, (gpu_name, kind, mode, recipe_name) in recipe_pages.items()
+        name: keys.gpu_page_key(gpu_keys[gpu_name], kind, mode, recipe_name)
+        for name, (gpu_name, kind, mode, recipe_name) in gpu_pages.items()
     }
 
 
@@ -135,9 +135,10 @@ def _cached_outputs(
     """Each job's output in order, as :func:`_shared_outputs` makes them, but a page of one
     GPU alone (a GPU x mode x recipe page, dense or grouped, or a model x GPU page: nine
     pages in ten), taken from ``cache`` when its key
-    (:func:`site_gen.keys.recipe_page_key`) is there and stored when made: a rebuild
+    (:func:`site_gen.keys.gpu_page_key`) is there and stored when made: a rebuild
     after one GPU's change renders that GPU's pages and the pages that show every GPU.
     The cache is read before any page is made, so the rest goes to the helpers."""
+    # Kind "recipe-pages" (its name from when it held those alone) keeps them all.
     stored = {name: cache.get("recipe-pages", key) for name, key in page_keys.items()}
     made = _shared_outputs({n: j for n, j in jobs.items() if stored.get(n) is None}, helpers)
     for name in jobs:
@@ -166,27 +167,28 @@ def _shared_outputs(
         split.close()
 
 
-def _page_jobs(site: SiteInput) -> tuple[dict[str, Callable[[], PageOutput]], RecipePages]:
+def _page_jobs(site: SiteInput) -> tuple[dict[str, Callable[[], PageOutput]], GpuPages]:
     """Every page module's output to make, by a unique name, in a fixed order (the first
-    asker of a chart keeps it), and which of them are GPU x mode x recipe pages."""
+    asker of a chart keeps it), and which of them are pages of one GPU alone (GPU x mode x
+    recipe, dense and grouped; model x GPU)."""
     atlas = site.atlas
     jobs: dict[str, Callable[[], PageOutput]] = {
         "home": functools.partial(home.render, site),
         "gpus": functools.partial(gpus_index.render, site),
     }
-    recipe_pages: RecipePages = {}
+    gpu_pages: GpuPages = {}
     for g in atlas.gpus:
         jobs[f"gpu {g.name}"] = functools.partial(gpu.render, site, g)
         for mode in config.MODES:
             for result in atlas.for_gpu(g.name, mode):
                 name = f"gpu {g.name} {mode.value} {result.recipe.name}"
                 jobs[name] = functools.partial(gpu_recipe.render, site, result)
-                recipe_pages[name] = (g.name, "dense", mode.value, result.recipe.name)
+                gpu_pages[name] = (g.name, "dense", mode.value, result.recipe.name)
         for (gpu_name, mode, recipe_name), result in atlas.grouped.items():
             if gpu_name == g.name:
                 name = f"grouped {gpu_name} {mode.value} {recipe_name}"
                 jobs[name] = functools.partial(grouped.render, site, result)
-                recipe_pages[name] = (gpu_name, "grouped", mode.value, recipe_name)
+                gpu_pages[name] = (gpu_name, "grouped", mode.value, recipe_name)
     jobs["recipes"] = functools.partial(recipes_index.render, site)
     for r in RECIPE_LIST:
         jobs[f"recipe {r.name}"] = functools.partial(recipe.render, site, r)
@@ -196,6 +198,6 @@ def _page_jobs(site: SiteInput) -> tuple[dict[str, Callable[[], PageOutput]], Re
     for name, make, run in models.page_makers(site):
         jobs[name] = make
         if run is not None:
-            recipe_pages[name] = (run.gpu.name, "model", "", run.preset.name)
+            gpu_pages[name] = (run.gpu.name, "model", "", run.preset.name)
     jobs[f"module {nav.__name__}"] = functools.partial(nav.render, site)
-    return jobs, recipe_pages
+    return jobs, gpu_pages

@@ -62,20 +62,3 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         )
         rank[_file_of(item)] = min(rank.get(_file_of(item), 2), own)
     items.sort(key=lambda item: rank[_file_of(item)])  # stable: each file keeps its order
-
-
-def site_mkdocs_config():
-    """The site's mkdocs configuration as mkdocs builds its pages: mkdocs.yml with each
-    plugin's ``on_config`` run (a plugin's may add plugins, run in turn: mkdocstrings adds
-    mkdocs-autorefs). The project's own hooks are left out: they read the generated
-    navigation. A fresh one per call (the plugins are stateful)."""
-    from mkdocs.config import load_config
-
-    config = load_config(str(Path(__file__).resolve().parents[1] / "mkdocs.yml"))
-    done: set[str] = set()
-    while pending := [name for name in config.plugins if name not in done]:
-        for name in pending:
-            done.add(name)
-            if not name.endswith(".py"):
-                config = config.plugins[name].on_config(config) or config
-    return config

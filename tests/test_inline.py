@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import markdown
 import pytest
-from conftest import site_mkdocs_config
+from browser.site_fixtures import site_mkdocs_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown.inlinepatterns import SimpleTagInlineProcessor
@@ -34,7 +34,7 @@ SAMPLES = [
 @pytest.fixture(scope="module")
 def site_config():
     """The site's Markdown extensions and their settings as mkdocs builds its pages, with
-    what the plugins add (conftest.site_mkdocs_config). The one Markdown extension the
+    what the plugins add (browser.site_fixtures.site_mkdocs_config). The one Markdown extension the
     project's hooks add is QuickInline, which the tests add themselves."""
     return site_mkdocs_config()
 

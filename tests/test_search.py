@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import site_mkdocs_config
+from browser.site_fixtures import site_mkdocs_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from material.plugins.search.plugin import Parser, SearchIndex
@@ -40,7 +40,7 @@ def _sections(parser_class: type[Parser], html: str) -> list[tuple] | str:
 
 @pytest.fixture(scope="module")
 def plugins():
-    """The site's plugins after their own ``on_config`` (conftest.site_mkdocs_config)."""
+    """The site's plugins after their own ``on_config`` (browser.site_fixtures.site_mkdocs_config)."""
     return site_mkdocs_config().plugins
 
 

@@ -156,3 +156,20 @@ def copy_of_warm_cache(shared: dict[str, Path], tmp: Path) -> Path:
     cache (a test whose build may reuse the shared one's work starts from it)."""
     shutil.copytree(shared["cache"], tmp / "cache", symlinks=True)
     return tmp / "cache"
+
+
+def site_mkdocs_config():
+    """The site's mkdocs configuration as mkdocs builds its pages: mkdocs.yml with each
+    plugin's ``on_config`` run (a plugin's may add plugins, run in turn: mkdocstrings adds
+    mkdocs-autorefs). The project's own hooks are left out: they read the generated
+    navigation. A fresh one per call (the plugins are stateful)."""
+    from mkdocs.config import load_config
+
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    done: set[str] = set()
+    while pending := [name for name in config.plugins if name not in done]:
+        for name in pending:
+            done.add(name)
+            if not name.endswith(".py"):
+                config = config.plugins[name].on_config(config) or config
+    return config

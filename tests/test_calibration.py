@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from model_cases import waves_by_hand
 from roofline import evaluate, load_specs
 from roofline.analysis.validation import GOALS, ModelKind, mean_abs_error, validate
 from roofline.calibration.cited import SetRef, bundled_set_refs
-from roofline.calibration.data import GLOBAL_KEYS, load_calibration
+from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, load_calibration
 from roofline.calibration.params import Basis, Level, calibration_for
 from roofline.errors import DataFileError
 from roofline.evaluate import calibration_of, evaluate_terms
@@ -25,6 +26,7 @@ from roofline.measurements import SetRole, load_measurements
 from roofline.model.build import build_model
 from roofline.model.terms import Quantity
 from roofline.recipes import RECIPE_LIST, Mode
+from roofline.specs import SpecDatabase
 from roofline.symbols import CALIBRATION_SYMBOLS, HARDWARE_SYMBOLS, SHAPE_SYMBOLS
 
 SPECS = load_specs()
@@ -133,10 +135,6 @@ sets = ["a"]
 value = 5e-6
 basis = "fitted"
 sets = ["a"]
-[parameters.cast_fixed_latency_s]
-value = 5e-6
-basis = "fitted"
-sets = ["a"]
 """
 
 
@@ -168,6 +166,17 @@ sets = ["a"]
             '[[gpu]]\nname = "NVIDIA B200"\n[gpu.values."cast_efficiency.row"]\nvalue = nan\n'
             'basis = "measured"\nsets = ["a"]\n',
             "finite fraction",
+        ),
+        # the cast launch latency is per GPU: a model-wide entry (the old form) is refused
+        # with the form it takes now
+        (
+            '[parameters.cast_fixed_latency_s]\nvalue = 1e-6\nbasis = "fitted"\nsets = ["a"]\n',
+            'stored per GPU: [gpu.values."cast_fixed_latency_s"]',
+        ),
+        (
+            '[[gpu]]\nname = "NVIDIA B200"\n[gpu.values."cast_fixed_latency_s"]\nvalue = 5e-5\n'
+            'basis = "measured"\nsets = ["a"]\n',
+            "expected a fixed latency in [0.5, 15] us",
         ),
     ],
 )
@@ -312,6 +321,43 @@ def test_gpu_without_measurements_falls_back_and_says_assumed():
     assert "cast_efficiency.row" in params.assumed()
     fp8 = params.values["gemm_efficiency.fp8"]
     assert fp8.low is not None and fp8.low < fp8.high
+
+
+def test_cast_launch_latency_is_per_gpu_then_family_then_every_gpu():
+    # Stored per GPU: tiny casts launch sooner on GeForce / RTX PRO Blackwell than on B200.
+    data = load_calibration()
+    stored = {
+        name: entries["cast_fixed_latency_s"].value
+        for name, entries in data.gpus.items()
+        if "cast_fixed_latency_s" in entries
+    }
+    assert len(stored) >= 3
+    for name, value in stored.items():
+        own = calibration_of(SPECS[name]).values["cast_fixed_latency_s"]
+        assert own.value == value and own.level is Level.GPU and own.basis is Basis.MEASURED
+    # a GPU without one takes its family's mean (GB200: B200's) ...
+    gb200 = calibration_of(SPECS["NVIDIA GB200"]).values["cast_fixed_latency_s"]
+    assert gb200.level is Level.FAMILY and gb200.basis is Basis.ASSUMED
+    assert gb200.value == pytest.approx(stored["NVIDIA B200"])
+    # ... else every measured GPU's, with their range
+    mi300 = calibration_of(SPECS["AMD Instinct MI300X"]).values["cast_fixed_latency_s"]
+    assert mi300.level is Level.GLOBAL and mi300.basis is Basis.ASSUMED
+    assert mi300.value == pytest.approx(sum(stored.values()) / len(stored))
+    assert (mi300.low, mi300.high) == (min(stored.values()), max(stored.values()))
+    # a latency is a time, not a fraction of a peak: a spec database without any measured
+    # GPU still gets the measured GPUs' mean, not its launch floor
+    alone = SpecDatabase({"NVIDIA GeForce RTX 4090": SPECS["NVIDIA GeForce RTX 4090"]}, "one")
+    gpu = alone["NVIDIA GeForce RTX 4090"]
+    value = calibration_for(gpu, alone, data).values["cast_fixed_latency_s"]
+    assert value.value == pytest.approx(mi300.value) and value.level is Level.GLOBAL
+    # the amax reduction's latency, unstored, would take its GPU's cast latency
+    reduce = calibration_for(SPECS["NVIDIA GeForce RTX 5090"], SPECS, _without_reduce(data))
+    assert reduce.values["reduce_fixed_latency_s"].value == stored["NVIDIA GeForce RTX 5090"]
+
+
+def _without_reduce(data: CalibrationData) -> CalibrationData:
+    globals_ = {k: v for k, v in data.globals.items() if k != "reduce_fixed_latency_s"}
+    return replace(data, globals=globals_)
 
 
 def test_grouped_rates_are_measured_on_b200_and_h100_and_assumed_elsewhere():

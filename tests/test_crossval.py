@@ -77,9 +77,12 @@ def test_without_sets_drops_what_only_the_left_out_sets_informed():
     pruned = without_sets(DATA, m1 | {"helion3046-b200-nvfp4-gemm-cutlass"})
     assert pruned.gpu_entry("NVIDIA B200", "gemm_efficiency.fp4") is None
     pruned = without_sets(DATA, m1)
-    # the cast latency has other sets (the H100 cast benchmark): kept, without M1
-    kept = pruned.globals["cast_fixed_latency_s"]
+    # the GEMM latency has other sets (M3, M4, the helion GEMMs): kept, without M1
+    kept = pruned.globals["gemm_fixed_latency_s"]
     assert kept.sets and not set(kept.sets) & m1
+    # a per-GPU cast latency resting on one source goes with it: its GPU falls back
+    pruned = without_sets(DATA, {"vllm43658-rtx5090-nvfp4-quant"})
+    assert pruned.gpu_entry("NVIDIA GeForce RTX 5090", "cast_fixed_latency_s") is None
 
 
 def test_a_fold_never_sees_its_own_source(cv):
@@ -305,7 +308,9 @@ def test_support_flags_parameters_pinned_by_one_point_or_one_shape():
     rows = {(s.gpu, s.key): s for s in support(DATA, MEASUREMENTS)}
     one_point = rows[("NVIDIA H100 SXM", "grouped_efficiency.2d3d")]  # one M3 kernel
     assert (one_point.points, one_point.shapes) == (1, 1) and one_point.weak
-    cast = rows[(None, "cast_fixed_latency_s")]  # M1 sweeps and the H100 cast table
+    gemm = rows[(None, "gemm_fixed_latency_s")]  # M1 sweeps, the grouped and helion GEMMs
+    assert gemm.points >= 3 and gemm.shapes >= 2 and not gemm.weak
+    cast = rows[("NVIDIA GeForce RTX 5090", "cast_fixed_latency_s")]  # vLLM #43658's sweep
     assert cast.points >= 3 and cast.shapes >= 2 and not cast.weak
 
 

@@ -258,7 +258,7 @@ def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_p
     ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "wrote 1 refit values and 2 new parameters" in printed and "NVIDIA B200" not in printed
+    assert "wrote 2 refit values and 2 new parameters" in printed and "NVIDIA B200" not in printed
     ids = bundled_set_ids() | {
         "mine-bf16-gemm",
         "mine-lowp-gemm-tensorwise",
@@ -275,12 +275,13 @@ def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_p
         g: e for g, e in bundled.entries() if g != "NVIDIA H100 SXM"
     }
     old, new = bundled.gpus["NVIDIA H100 SXM"], written.gpus["NVIDIA H100 SXM"]
-    # The stored cast efficiency (which every set's model uses) is refit on the new sets ...
+    # The stored cast efficiency and launch latency (which every set's model uses) are
+    # refit on the new sets ...
     mine = ("mine-bf16-gemm", "mine-lowp-gemm-tensorwise", "mine-cast-tensorwise")
-    assert new["cast_efficiency.row"].sets == mine
     refit = [k for k in old if old[k] != new[k]]
-    assert refit == ["cast_efficiency.row"]
-    assert new["cast_efficiency.row"].basis == old["cast_efficiency.row"].basis
+    assert sorted(refit) == ["cast_efficiency.row", "cast_fixed_latency_s"]
+    for key in refit:
+        assert new[key].sets == mine and new[key].basis == old[key].basis
     # ... and the GEMM efficiencies it had none of join with the sets behind each.
     added = {k: new[k] for k in new.keys() - old.keys()}
     assert sorted(added) == ["gemm_efficiency.bf16", "gemm_efficiency.fp8"]

@@ -3,9 +3,9 @@
 A calibrated prediction rests on parameters of three levels
 (:class:`roofline.calibration.params.Level`): the GPU's own measurements, its
 architecture family's, or every GPU's. Its *basis* is the weakest level among the
-per-GPU efficiencies its model uses (the model-wide fixed latencies are the same for every
-GPU and do not count), and its *error band* the mean absolute error that
-cross-validation by source (:mod:`roofline.analysis.crossval`) measured on data of that basis:
+per-GPU efficiencies its model uses (the fixed latencies do not count: see ``_PER_GPU``),
+and its *error band* the mean absolute error that cross-validation by source
+(:mod:`roofline.analysis.crossval`) measured on data of that basis:
 
 * ``measured``: the cross-validated error of the GPU's own fit when its calibration file
   records one (``[gpu.cv]``, written by ``roofline calibrate --gpu NAME -o FILE`` for a
@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 import sympy
 
 from roofline import units
-from roofline.calibration.data import GLOBAL_KEYS, GpuCv
+from roofline.calibration.bounds import is_latency
+from roofline.calibration.data import GpuCv
 from roofline.calibration.params import CalibratedParameters, Level, family_of, worst_level
 from roofline.datafiles.core import bundled_text
 from roofline.errors import DataFileError, DataProblem
@@ -49,9 +50,12 @@ from roofline.specs.text import TomlProblem, load_toml, toml_string
 from roofline.symbols import CALIBRATION_SYMBOLS
 
 BUNDLED_BANDS = "bundled error bands (roofline/data/error_bands.toml)"
-# The per-GPU parameters, by symbol: the model-wide latencies (GLOBAL_KEYS) are the same
-# for every GPU and say nothing about how much of its own data a number rests on.
-_PER_GPU = {hw.symbol: hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.spec_key not in GLOBAL_KEYS}
+# The per-GPU efficiencies, by symbol. The fixed latencies do not count: the model-wide
+# ones are the same for every GPU, and the per-GPU cast launch (a microsecond or two,
+# resolved like them by family) would mark every number of a GPU that has no tiny-cast
+# timing of its own, large shapes included; the size buckets below are where small
+# shapes' uncertainty shows.
+_PER_GPU = {hw.symbol: hw.spec_key for hw in CALIBRATION_SYMBOLS if not is_latency(hw.spec_key)}
 
 #: Shape-size buckets of the bands and the Validation page: a point's largest GEMM,
 #: M x K x N, below each limit.

@@ -25,9 +25,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from roofline.analysis.validation import predict_set, set_parameter_keys
-from roofline.calibration.bounds import fit_bounds
+from roofline.calibration.bounds import fit_bounds, is_latency
 from roofline.calibration.data import (
-    GLOBAL_KEYS,
     GPU_VALUE_KEYS,
     CalibrationData,
     Entry,
@@ -294,7 +293,7 @@ def informing_sets(
 
 def _scale(parameters: Sequence[ParameterId]) -> list[float]:
     # Typical sizes: seconds and fractions differ by 1e5.
-    return [1e-6 if key in GLOBAL_KEYS else 0.1 for _, key in parameters]
+    return [1e-6 if is_latency(key) else 0.1 for _, key in parameters]
 
 
 def _least_squares(

@@ -23,12 +23,18 @@ from roofline.datafiles.core import bundled_text, is_subnormal
 from roofline.datafiles.problems import Collector
 from roofline.datafiles.text import length_problem
 from roofline.specs.text import describe, text_problems
-from roofline.symbols import CALIBRATION_SYMBOLS, T_COLD
+from roofline.symbols import CALIBRATION_SYMBOLS, PER_GPU_LATENCY_SYMBOLS, T_COLD
 
 BUNDLED_CALIBRATION = "bundled calibration (roofline/data/calibration.toml)"
 STORED_BASES = ("fitted", "measured")
-# Model-wide parameters: the fixed latencies (in seconds); every other one is per GPU.
-GLOBAL_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.unit == "s")
+#: The fixed latencies stored per GPU ([gpu.values."<key>"]), not model-wide.
+PER_GPU_LATENCY_KEYS = tuple(hw.spec_key for hw in PER_GPU_LATENCY_SYMBOLS)
+# Model-wide parameters: the other fixed latencies (in seconds); every other one is per GPU.
+GLOBAL_KEYS = tuple(
+    hw.spec_key
+    for hw in CALIBRATION_SYMBOLS
+    if hw.unit == "s" and hw.spec_key not in PER_GPU_LATENCY_KEYS
+)
 GPU_VALUE_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.spec_key not in GLOBAL_KEYS)
 #: Model-wide parameters a file may leave out: the cold start of L2-flushed benchmarks is
 #: how measurements are scored, not a kernel's cost, and files written before it existed
@@ -222,7 +228,10 @@ def parse_calibration(
         if key not in params and key not in OPTIONAL_GLOBAL_KEYS:
             lint.error("parameters", key, "a [parameters.<key>] table", "<missing>")
     for key, raw in params.items():
-        if key not in GLOBAL_KEYS:
+        if key in PER_GPU_LATENCY_KEYS:
+            hint = f'stored per GPU: [gpu.values."{key}"] in the GPU\'s [[gpu]] table'
+            lint.error("parameters", key, f"one of {', '.join(GLOBAL_KEYS)}", key, hint)
+        elif key not in GLOBAL_KEYS:
             lint.error("parameters", key, f"one of {', '.join(GLOBAL_KEYS)}", key)
         elif (entry := lint.entry("parameters", key, raw)) is not None:
             globals_[key] = entry

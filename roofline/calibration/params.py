@@ -10,10 +10,13 @@ Values resolve GPU -> architecture family -> global, in this order:
    Blackwell consumer, CDNA3, CDNA4, Ada, Ampere): the mean over the family's GPUs that
    have the value, always as a fraction of *this* GPU's own peak figures (an efficiency,
    or a ratio of efficiencies applied to this GPU's own parent efficiency), never one
-   other GPU's absolute number. Basis ``assumed``, level ``family``.
+   other GPU's absolute number. A fixed latency stored per GPU (the cast kernel's launch,
+   :data:`~roofline.calibration.data.PER_GPU_LATENCY_KEYS`) is a time, not a fraction of
+   a peak: its family's mean time. Basis ``assumed``, level ``family``.
 3. every GPU of the database that has the value, likewise (level ``global``); for the
-   model-wide fixed latencies without a stored value, and a GEMM or cast fraction no GPU
-   has, the spec database's own figure (launch floor, ``pct_achievable_*``).
+   model-wide fixed latencies without a stored value, and a GEMM or cast fraction or a
+   per-GPU latency no GPU has, the spec database's own figure (launch floor,
+   ``pct_achievable_*``).
 
 Each assumed value carries the range the GPUs it was averaged over span (``low``/``high``),
 which pages use to show how uncertain the GPU's numbers are; :mod:`roofline.analysis.error_bands`
@@ -31,6 +34,7 @@ from dataclasses import dataclass, replace
 from roofline.calibration.data import (
     GLOBAL_KEYS,
     OPTIONAL_GLOBAL_KEYS,
+    PER_GPU_LATENCY_KEYS,
     CalibrationData,
     Entry,
     GpuCv,
@@ -304,14 +308,29 @@ class _Resolver:
             return _stored(entry)
         return self._mean_or(gpu, self._known(key), 1.0, "1, the dense rate")
 
+    def gpu_latency(self, gpu: GpuSpec, key: str) -> ParameterValue:
+        """A fixed latency stored per GPU (:data:`PER_GPU_LATENCY_KEYS`): the GPU's own,
+        else its family's mean, else the mean over every GPU of the calibration file that
+        has one, else the spec database's kernel launch floor (assumed)."""
+        entry = self.data.gpu_entry(gpu.name, key)
+        if entry is not None:
+            return _stored(entry)
+        # A time needs no spec figure: every GPU the file measured counts at the global
+        # level, in the spec database in use or not (a family needs the spec's architecture).
+        known = {name: e[key].value for name, e in self.data.gpus.items() if key in e}
+        return self._mean_or(gpu, known, gpu.kernel_launch_overhead_s, "the spec launch floor")
+
     def latency(self, gpu: GpuSpec, key: str) -> ParameterValue:
-        """A model-wide fixed latency: fitted or measured on the sets the file names, else
-        the spec database's kernel launch floor (assumed)."""
+        """A fixed latency: a per-GPU one's :meth:`gpu_latency`; a model-wide one fitted or
+        measured on the sets the file names, else its parent kernel's (assumed), else the
+        spec database's kernel launch floor."""
+        if key in PER_GPU_LATENCY_KEYS:
+            return self.gpu_latency(gpu, key)
         entry = self.data.globals.get(key)
         if entry is not None:
             return replace(_stored(entry), level=Level.GLOBAL)
         parent = _LATENCY_PARENT.get(key)
-        if parent is not None and parent in self.data.globals:
+        if parent in PER_GPU_LATENCY_KEYS or parent in self.data.globals:
             value = self.latency(gpu, parent)
             return replace(value, basis=Basis.ASSUMED, source=f"assumed equal to {parent}")
         if key in OPTIONAL_GLOBAL_KEYS:
@@ -331,7 +350,7 @@ class _Resolver:
             getters[f"cast_efficiency.{kind}"] = functools.partial(self.cast, gpu, kind)
         for layout in GROUPED_LAYOUTS:
             getters[f"grouped_efficiency.{layout}"] = functools.partial(self.grouped, gpu, layout)
-        for key in GLOBAL_KEYS:
+        for key in (*GLOBAL_KEYS, *PER_GPU_LATENCY_KEYS):
             getters[key] = functools.partial(self.latency, gpu, key)
         values = {hw.spec_key: getters[hw.spec_key]() for hw in CALIBRATION_SYMBOLS}
         return CalibratedParameters(gpu.name, values, self.data.cv.get(gpu.name))

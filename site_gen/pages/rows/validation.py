@@ -28,7 +28,7 @@ from roofline.measurements import (
 )
 from roofline.recipes import FORMATS
 from roofline.specs import GpuSpec
-from roofline.symbols import CALIBRATION_SYMBOLS, HardwareSymbol
+from roofline.symbols import CALIBRATION_SYMBOLS, PER_GPU_LATENCY_SYMBOLS, HardwareSymbol
 from site_gen.charts.validation import point_name, shape_text
 from site_gen.context import Table, gpu_page, rel
 from site_gen.markup import safe
@@ -263,7 +263,11 @@ GEMM_SYMBOLS = family("gemm_efficiency.")
 # Cast kinds every dense recipe uses; the kinds only grouped layers and NVFP4 training
 # run go in their own table with the grouped-GEMM factors.
 _DENSE_KINDS = tuple(f"cast_efficiency.{kind}" for kind in ("row", "column", "tile", "reduce"))
-CAST_SYMBOLS = tuple(hw for hw in family("cast_efficiency.") if hw.spec_key in _DENSE_KINDS)
+# The cast kernel's launch latency is stored per GPU too (PER_GPU_LATENCY_SYMBOLS).
+CAST_SYMBOLS = (
+    tuple(hw for hw in family("cast_efficiency.") if hw.spec_key in _DENSE_KINDS)
+    + PER_GPU_LATENCY_SYMBOLS
+)
 GROUPED_SYMBOLS = family("grouped_efficiency.") + tuple(
     hw for hw in family("cast_efficiency.") if hw.spec_key not in _DENSE_KINDS
 )
@@ -340,7 +344,7 @@ def details_table(gpus: Sequence[tuple[GpuSpec, CalibratedParameters]], page: st
 
 
 def model_wide_table(params: CalibratedParameters) -> Table:
-    """The parameters every GPU shares (the fixed latencies)."""
+    """The parameters every GPU shares (the fixed latencies but the per-GPU cast launch)."""
     header = ("parameter", "meaning", "value", "basis", "source")
     table = Table(header, align=("---", "---", NUMBER_ALIGN, "---", "---"), name="model-wide")
     for hw in MODEL_WIDE_SYMBOLS:

@@ -355,7 +355,7 @@ HARNESS_SYMBOLS: tuple[HardwareSymbol, ...] = (T_COLD,)
 #: like the efficiencies (roofline.calibration.params); every other latency is model-wide.
 #: A tiny cast's launch differs between GPUs more than any kernel's cost model allows one
 #: number for: in CUDA graphs it takes about 1 us on GeForce / RTX PRO Blackwell (vLLM PR
-#: #43658, b12x PR #325) and 1.6 to 1.8 us on B200 and H100 (vLLM PRs #43658, #25427).
+#: #43658, b12x PR #325) and about 1.8 us on B200 and H100 (vLLM PRs #43658, #25427).
 PER_GPU_LATENCY_SYMBOLS: tuple[HardwareSymbol, ...] = (T_CAST,)
 #: The parameters of the calibrated model's terms.
 MODEL_CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = tuple(

@@ -228,11 +228,11 @@ def parse_calibration(
         if key not in params and key not in OPTIONAL_GLOBAL_KEYS:
             lint.error("parameters", key, "a [parameters.<key>] table", "<missing>")
     for key, raw in params.items():
-        if key in PER_GPU_LATENCY_KEYS:
-            hint = f'stored per GPU: [gpu.values."{key}"] in the GPU\'s [[gpu]] table'
+        if key not in GLOBAL_KEYS:
+            # A per-GPU latency in the model-wide table: say where it goes instead.
+            where = f'stored per GPU: [gpu.values."{key}"] in the GPU\'s [[gpu]] table'
+            hint = where if key in PER_GPU_LATENCY_KEYS else ""
             lint.error("parameters", key, f"one of {', '.join(GLOBAL_KEYS)}", key, hint)
-        elif key not in GLOBAL_KEYS:
-            lint.error("parameters", key, f"one of {', '.join(GLOBAL_KEYS)}", key)
         elif (entry := lint.entry("parameters", key, raw)) is not None:
             globals_[key] = entry
     cvs: dict[str, GpuCv] = {}

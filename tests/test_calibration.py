@@ -594,58 +594,93 @@ def test_a_cast_kind_no_gpu_measured_takes_its_nearest_measured_kind():
 
 
 def test_a_cold_l2_set_adds_the_cold_start_to_every_kernel_it_times() -> None:
-    """A set timed in device time with L2 evicted before each call is predicted with
-    t_cold added to each timed kernel (each term with a time, side kernels included); the
-    same set timed warm, or timed eagerly, is not, nor is any set under torchao's model."""
+    """A set timed in device time with L2 evicted before each call is predicted with a
+    cold start added to each timed kernel (each term with a time, side kernels included):
+    t_cold to a GEMM, t_cold,cast to any other kernel; the same set timed warm, or timed
+    eagerly, is not, nor is any set under torchao's model."""
     from dataclasses import replace
 
     from roofline.analysis.harness import starts_cold
     from roofline.analysis.validation import predict_set
     from roofline.measurements import L2State, Timer
-    from roofline.symbols import T_COLD
+    from roofline.symbols import T_COLD, T_COLD_CAST
 
     data = load_calibration()
-    cold_s = data.globals[T_COLD.spec_key].value
-    assert 0.5e-6 <= cold_s <= 15e-6
-    checked = 0
+    gemm_s = data.globals[T_COLD.spec_key].value
+    cast_s = data.globals[T_COLD_CAST.spec_key].value
+    assert 0.5e-6 <= cast_s < gemm_s <= 15e-6
+    checked = set()
     for mset in MEASUREMENTS.sets:
         if not starts_cold(mset) or mset.quantity.value != "time_us":
             continue
         cold_us = predict_set(mset, SPECS, data)
-        kernels = len(mset.terms) + len(mset.side_kernels)  # all run at these shapes
+        gemms = sum(key.startswith("gemm.") for key in mset.terms)
+        others = len(mset.terms) - gemms + len(mset.side_kernels)  # all run at these shapes
         for twin in (replace(mset, l2=L2State.WARM), replace(mset, timer=Timer.CUDA_EVENTS)):
             assert not starts_cold(twin)
             warm_us = predict_set(twin, SPECS, data)
-            expected = np.full(len(cold_us), kernels * cold_s * 1e6)
+            expected = np.full(len(cold_us), (gemms * gemm_s + others * cast_s) * 1e6)
             assert cold_us - warm_us == pytest.approx(expected)
             assert list(predict_set(mset, SPECS, None)) == list(predict_set(twin, SPECS, None))
-        checked += 1
-    assert checked >= 8
+        checked.add("gemm" if gemms else "cast")
+        checked.add(mset.id)
+    assert {"gemm", "cast"} <= checked and len(checked) >= 10
+
+
+def test_a_cold_set_depends_on_the_cold_start_of_the_kernels_it_times() -> None:
+    """The fit counts a cold device-timed set toward the cold start of each kind of kernel
+    it times only: a GEMM-only set toward t_cold, a cast-only set toward t_cold,cast."""
+    from roofline.analysis.validation import set_parameter_keys
+    from roofline.symbols import T_COLD, T_COLD_CAST
+
+    gemm = set_parameter_keys(MEASUREMENTS.get("helion3209-gb200-rowwise-gemm-torch"), True)
+    cast = set_parameter_keys(MEASUREMENTS.get("fi2025-b200-nvfp4-quantize-small"), True)
+    assert T_COLD.spec_key in gemm and T_COLD_CAST.spec_key not in gemm
+    assert T_COLD_CAST.spec_key in cast and T_COLD.spec_key not in cast
+    warm = set_parameter_keys(MEASUREMENTS.get("vllm43658-b200-nvfp4-quant"), True)
+    assert not {T_COLD.spec_key, T_COLD_CAST.spec_key} & warm
 
 
 def test_a_term_without_a_time_gets_no_cold_start() -> None:
+    """Each kernel gets its own kind's cold start (a GEMM t_cold, any other kernel
+    t_cold,cast), and a term that runs no kernel at a shape (time 0) gets none."""
     from roofline.analysis.harness import cold_started
 
-    times = {"runs": np.array([1e-6, 2e-6]), "absent": np.array([0.0, 0.0])}
-    started = cold_started(times, 1e-6)
-    assert list(started["runs"]) == pytest.approx([2e-6, 3e-6])
-    assert list(started["absent"]) == [0.0, 0.0]
+    times = {
+        "gemm.output.lowp": np.array([1e-6, 2e-6]),
+        "cast.input.1": np.array([1e-6, 0.0]),
+        "side.0": np.array([1e-6, 1e-6]),
+        "rearrange.output.lhs": np.array([0.0, 0.0]),
+    }
+    started = cold_started(times, 3e-6, 1e-6)
+    assert list(started["gemm.output.lowp"]) == pytest.approx([4e-6, 5e-6])
+    assert list(started["cast.input.1"]) == pytest.approx([2e-6, 0.0])
+    assert list(started["side.0"]) == pytest.approx([2e-6, 2e-6])
+    assert list(started["rearrange.output.lhs"]) == [0.0, 0.0]
 
 
 def test_a_calibration_file_without_the_cold_start_scores_cold_sets_without_it(tmp_path):
-    """cold_l2_start_s is optional (files written before it stay valid): absent, it
-    resolves to 0, assumed, and says so."""
-    from roofline.symbols import T_COLD
+    """cold_l2_start_s and cast_cold_l2_start_s are optional (files written before them
+    stay valid): without either, both resolve to 0, assumed, and say so; with the GEMMs'
+    alone, the other kernels take it (assumed)."""
+    from roofline.symbols import T_COLD, T_COLD_CAST
 
-    text = "schema_version = 1\n" + "".join(
-        f'[parameters.{key}]\nvalue = 5e-6\nbasis = "fitted"\nsets = ["a"]\n'
-        for key in GLOBAL_KEYS
-        if key != T_COLD.spec_key
-    )
-    data = load_calibration(_write(tmp_path, text))
-    value = calibration_for(SPECS["NVIDIA B200"], SPECS, data).values[T_COLD.spec_key]
-    assert value.value == 0.0 and value.basis is Basis.ASSUMED
-    assert "no stored value" in value.source
+    def file_without(*left_out: str) -> str:
+        return "schema_version = 1\n" + "".join(
+            f'[parameters.{key}]\nvalue = 5e-6\nbasis = "fitted"\nsets = ["a"]\n'
+            for key in GLOBAL_KEYS
+            if key not in left_out
+        )
+
+    data = load_calibration(_write(tmp_path, file_without(T_COLD.spec_key, T_COLD_CAST.spec_key)))
+    values = calibration_for(SPECS["NVIDIA B200"], SPECS, data).values
+    for key in (T_COLD.spec_key, T_COLD_CAST.spec_key):
+        assert values[key].value == 0.0 and values[key].basis is Basis.ASSUMED
+        assert "no stored value" in values[key].source
+    data = load_calibration(_write(tmp_path, file_without(T_COLD_CAST.spec_key)))
+    value = calibration_for(SPECS["NVIDIA B200"], SPECS, data).values[T_COLD_CAST.spec_key]
+    assert value.value == 5e-6 and value.basis is Basis.ASSUMED
+    assert value.source == f"assumed equal to {T_COLD.spec_key}"
 
 
 def test_side_kernels_add_a_pointwise_kernel_each() -> None:
@@ -674,7 +709,7 @@ def test_side_kernels_add_a_pointwise_kernel_each() -> None:
         for b in (4, 6)
     )
     if mset.l2.value == "cold" and mset.timer.value in ("cuda_graph", "profiler"):
-        calibrated_s += 2 * data.globals["cold_l2_start_s"].value
+        calibrated_s += 2 * data.globals["cast_cold_l2_start_s"].value
     added_us = predict_set(mset, SPECS, data)[0] - predict_set(bare, SPECS, data)[0]
     assert added_us == pytest.approx(calibrated_s * 1e6)
     torchao_s = sum(

@@ -4,8 +4,9 @@ The model predicts kernels of a running model. A published number can hold more,
 less, than that, and the measurement file says how (:mod:`roofline.measurements`):
 
 * a set timed with L2 evicted before every call (``l2 = "cold"``) starts each kernel it
-  times on an L2 full of the eviction's dirty lines: :data:`COLD_START` adds the cold start
-  :data:`roofline.symbols.T_COLD` to each of them;
+  times on an L2 full of the eviction's dirty lines: :data:`COLD_START` adds a GEMM's cold
+  start :data:`roofline.symbols.T_COLD` to each GEMM and :data:`CAST_COLD_START` a
+  memory-bound kernel's, :data:`roofline.symbols.T_COLD_CAST`, to each other kernel;
 * a set whose timed call also runs kernels no model term has (``[[set.side_kernels]]``:
   a zero fill of an output buffer, a cast of a result) is predicted with them, each timed
   as a pointwise kernel by the model in use (:func:`side_kernel_time`).
@@ -33,18 +34,27 @@ from roofline.symbols import (
     KERNEL_TIME,
     SIDE_BYTES,
     T_COLD,
+    T_COLD_CAST,
     G,
     K,
     M,
     N,
 )
 
-#: One kernel's time (:data:`roofline.symbols.KERNEL_TIME`, a term of the set's model),
-#: timed right after an L2 flush (a set whose ``l2`` is ``cold``): it
-#: starts on an L2 full of the flush's dirty lines (:data:`roofline.symbols.T_COLD`).
-#: Every kernel of such a set's timed region (every term with a time) is predicted so.
+#: One GEMM's time (:data:`roofline.symbols.KERNEL_TIME`, a term of the set's model),
+#: timed right after an L2 flush (a set whose ``l2`` is ``cold``): it starts on an L2 full
+#: of the flush's dirty lines (:data:`roofline.symbols.T_COLD`).
 COLD_START = KERNEL_TIME + T_COLD.symbol
-_cold_start = sympy.lambdify((KERNEL_TIME, T_COLD.symbol), COLD_START, "numpy")
+#: The same for every other kernel of such a set's timed region (a cast, a scale
+#: rearrangement, a side kernel: every other term with a time), whose start waits on its
+#: first loads only (:data:`roofline.symbols.T_COLD_CAST`).
+CAST_COLD_START = KERNEL_TIME + T_COLD_CAST.symbol
+#: The term keys timed with :data:`COLD_START`; every other key takes :data:`CAST_COLD_START`.
+GEMM_TERM_PREFIX = "gemm."
+# Both evaluated from the printed expressions (one source of truth), argument order
+# (kernel time, cold start).
+_gemm_cold_start = sympy.lambdify((KERNEL_TIME, T_COLD.symbol), COLD_START, "numpy")
+_cast_cold_start = sympy.lambdify((KERNEL_TIME, T_COLD_CAST.symbol), CAST_COLD_START, "numpy")
 _DIMS = {"M": M, "K": K, "N": N, "G": G}
 
 
@@ -56,18 +66,31 @@ DEVICE_TIMERS = (Timer.CUDA_GRAPH, Timer.PROFILER)
 
 
 def starts_cold(mset: MeasurementSet) -> bool:
-    """Whether ``mset`` is predicted with :data:`COLD_START`: device time measured with L2
-    evicted before every call."""
+    """Whether ``mset`` is predicted with the cold starts (:data:`COLD_START`,
+    :data:`CAST_COLD_START`): device time measured with L2 evicted before every call."""
     return mset.l2 is L2State.COLD and mset.timer in DEVICE_TIMERS
 
 
-def cold_started(times: dict[str, np.ndarray], cold_s: float) -> dict[str, np.ndarray]:
-    """Each term's times as :data:`COLD_START` has them: ``cold_s`` added where the term
-    runs a kernel (a time above zero; a term that is zero at a shape runs none there)."""
+def is_gemm_term(key: str) -> bool:
+    """Whether the term ``key`` (a model term's, or ``side.<i>``) times a GEMM."""
+    return key.startswith(GEMM_TERM_PREFIX)
+
+
+def cold_started(
+    times: dict[str, np.ndarray], gemm_cold_s: float, cast_cold_s: float
+) -> dict[str, np.ndarray]:
+    """Each term's times as :data:`COLD_START` (a GEMM's, with ``gemm_cold_s``) and
+    :data:`CAST_COLD_START` (any other kernel's, with ``cast_cold_s``) have them: the cold
+    start added where the term runs a kernel (a time above zero; a term that is zero at a
+    shape runs none there)."""
     out = {}
     for key, value in times.items():
         value = np.asarray(value, dtype=np.float64)
-        out[key] = np.where(value > 0, _cold_start(value, cold_s), value)
+        if is_gemm_term(key):
+            started = _gemm_cold_start(value, gemm_cold_s)
+        else:
+            started = _cast_cold_start(value, cast_cold_s)
+        out[key] = np.where(value > 0, started, value)
     return out
 
 

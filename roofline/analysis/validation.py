@@ -18,6 +18,7 @@ import numpy as np
 
 from roofline.analysis.harness import (
     cold_started,
+    is_gemm_term,
     side_kernel_times,
     side_parameter_symbols,
     starts_cold,
@@ -37,7 +38,7 @@ from roofline.model.compiled import compile_model
 from roofline.model.terms import LOWP_SIDE, Quantity
 from roofline.recipes import Mode, get_recipe
 from roofline.specs import SpecDatabase, load_specs
-from roofline.symbols import CALIBRATION_SYMBOLS, T_COLD
+from roofline.symbols import CALIBRATION_SYMBOLS, T_COLD, T_COLD_CAST
 
 #: The calibrated model's goal per role: the mean error a set should be within. Fixed in
 #: advance (issue #18), never moved to fit a result; a set above it is shown as above it.
@@ -182,7 +183,8 @@ def predict_set(
     if mset.side_kernels:
         times = {**times, **side_kernel_times(mset, gpu, params, dims, groups)}
     if calibrated and starts_cold(mset):
-        times = cold_started(times, params.values[T_COLD.spec_key].value)
+        cold = params.values
+        times = cold_started(times, cold[T_COLD.spec_key].value, cold[T_COLD_CAST.spec_key].value)
     count = len(mset.points)
 
     def total(keys: Iterable[str]) -> np.ndarray:
@@ -206,8 +208,9 @@ def predict_set(
 def set_parameter_keys(mset: MeasurementSet, model_wide: bool = False) -> frozenset[str]:
     """The per-GPU calibration parameters a prediction of ``mset`` depends on: those of
     the terms a ``time_us`` set names, else of every term of its model (with
-    ``model_wide``, the model-wide ones, the fixed latencies, too, and the cold start
-    :data:`roofline.symbols.T_COLD` of a set timed after an L2 flush)."""
+    ``model_wide``, the model-wide ones, the fixed latencies, too, and the cold starts
+    of a set timed after an L2 flush: :data:`roofline.symbols.T_COLD` where it times a
+    GEMM, :data:`roofline.symbols.T_COLD_CAST` where it times any other kernel)."""
     recipe = get_recipe(mset.recipe, mset.mode)
     model = compile_model(mset.mode, recipe, mset.fusion, True, mset.groups is not None).model
     terms = [
@@ -218,7 +221,8 @@ def set_parameter_keys(mset: MeasurementSet, model_wide: bool = False) -> frozen
     used = set().union(*(t.expr.free_symbols for t in terms))
     used |= side_parameter_symbols(mset)
     if starts_cold(mset):
-        used.add(T_COLD.symbol)
+        keys = [t.key for t in terms] + [f"side.{i}" for i in range(len(mset.side_kernels))]
+        used |= {T_COLD.symbol if is_gemm_term(k) else T_COLD_CAST.symbol for k in keys}
     return frozenset(
         hw.spec_key
         for hw in CALIBRATION_SYMBOLS

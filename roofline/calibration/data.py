@@ -23,7 +23,7 @@ from roofline.datafiles.core import bundled_text, is_subnormal
 from roofline.datafiles.problems import Collector
 from roofline.datafiles.text import length_problem
 from roofline.specs.text import describe, text_problems
-from roofline.symbols import CALIBRATION_SYMBOLS, PER_GPU_LATENCY_SYMBOLS, T_COLD
+from roofline.symbols import CALIBRATION_SYMBOLS, HARNESS_SYMBOLS, PER_GPU_LATENCY_SYMBOLS
 
 BUNDLED_CALIBRATION = "bundled calibration (roofline/data/calibration.toml)"
 STORED_BASES = ("fitted", "measured")
@@ -36,10 +36,11 @@ GLOBAL_KEYS = tuple(
     if hw.unit == "s" and hw.spec_key not in PER_GPU_LATENCY_KEYS
 )
 GPU_VALUE_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.spec_key not in GLOBAL_KEYS)
-#: Model-wide parameters a file may leave out: the cold start of L2-flushed benchmarks is
-#: how measurements are scored, not a kernel's cost, and files written before it existed
-#: stay valid (without it, cold-L2 sets are scored with none).
-OPTIONAL_GLOBAL_KEYS = (T_COLD.spec_key,)
+#: Model-wide parameters a file may leave out: the cold starts of L2-flushed benchmarks are
+#: how measurements are scored, not a kernel's cost, and files written before they existed
+#: stay valid (without the GEMMs', cold-L2 sets are scored with none; without the casts',
+#: casts take the GEMMs').
+OPTIONAL_GLOBAL_KEYS = tuple(hw.spec_key for hw in HARNESS_SYMBOLS)
 _ENTRY_FIELDS = ("value", "basis", "sets", "note")
 _CV_FIELDS = ("mean_error", "points", "shapes", "method", "sets")
 #: Largest ``[gpu.cv]`` count: more points than any measurement file may hold.

@@ -18,9 +18,9 @@ Values resolve GPU -> architecture family -> global, in this order:
    per-GPU latency no GPU has, the spec database's own figure (launch floor,
    ``pct_achievable_*``).
 
-Each assumed value carries the range the GPUs it was averaged over span (``low``/``high``),
-which pages use to show how uncertain the GPU's numbers are; :mod:`roofline.analysis.error_bands`
-turns the level into a cross-validated error band.
+Each assumed value carries the range its GPUs span (``low``/``high``), which pages use to
+show how uncertain the GPU's numbers are; :mod:`roofline.analysis.error_bands` turns the
+level into a cross-validated error band.
 """
 
 from __future__ import annotations
@@ -146,6 +146,7 @@ _LATENCY_PARENT = {
     "hadamard_cast_sr_fixed_latency_s": "hadamard_cast_fixed_latency_s",
     "reduce_fixed_latency_s": "cast_fixed_latency_s",
     "fp4_gemm_fixed_latency_s": "gemm_fixed_latency_s",
+    "cast_cold_l2_start_s": "cold_l2_start_s",
 }
 
 
@@ -337,9 +338,8 @@ class _Resolver:
             source = "assumed 0: no stored value (cold-L2 measurements scored without it)"
             return ParameterValue(0.0, Basis.ASSUMED, source, level=Level.GLOBAL)
         source = "assumed: the spec database's kernel launch floor (no stored value)"
-        return ParameterValue(
-            gpu.kernel_launch_overhead_s, Basis.ASSUMED, source, level=Level.GLOBAL
-        )
+        floor_s = gpu.kernel_launch_overhead_s
+        return ParameterValue(floor_s, Basis.ASSUMED, source, level=Level.GLOBAL)
 
     def resolve(self, gpu: GpuSpec) -> CalibratedParameters:
         """Every parameter of ``gpu``, keyed like :data:`CALIBRATION_SYMBOLS`."""

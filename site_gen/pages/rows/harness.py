@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofline.analysis.harness import COLD_START, SIDE_KERNEL_TIME, starts_cold
+from roofline.analysis.harness import CAST_COLD_START, COLD_START, SIDE_KERNEL_TIME, starts_cold
 from roofline.analysis.validation import ValidationReport, mean_abs_error
 from roofline.calibration.data import CalibrationData
 from roofline.measurements import L2State, MeasurementSet, TimedRegion, Timer
 from roofline.publish.latex import symbolic
-from roofline.symbols import T_COLD
+from roofline.symbols import T_COLD, T_COLD_CAST
 from site_gen.context import Table
 from site_gen.markup import safe
 from site_gen.markup.formulas import Formula
@@ -103,10 +103,21 @@ def region_table(report: ValidationReport) -> Table:
 COLD_ANCHOR = "cold-start"
 
 
+#: Where it shows the cold start of the other kernels (casts, rearrangements, side kernels).
+CAST_COLD_ANCHOR = "cold-start-cast"
+
+
 def cold_start_formula() -> Formula:
     """:data:`roofline.analysis.harness.COLD_START`, printed by sympy."""
-    caption = "a kernel timed right after an L2 flush, in device time (graph or profiler timer)"
+    caption = "a GEMM timed right after an L2 flush, in device time (graph or profiler timer)"
     return Formula(COLD_ANCHOR, caption, r"T_{k}^{\mathrm{cold}}", symbolic(COLD_START), "")
+
+
+def cast_cold_start_formula() -> Formula:
+    """:data:`roofline.analysis.harness.CAST_COLD_START`, printed by sympy."""
+    caption = "any other kernel (a cast, a rearrangement, a side kernel) timed so"
+    latex = symbolic(CAST_COLD_START)
+    return Formula(CAST_COLD_ANCHOR, caption, r"T_{k}^{\mathrm{cold}}", latex, "")
 
 
 #: Where the Validation page shows how a side kernel is predicted.
@@ -132,17 +143,22 @@ def side_kernel_text(mset: MeasurementSet) -> list[str]:
 
 
 def cold_start(calibration: CalibrationData, report: ValidationReport) -> dict[str, Any]:
-    """The cold start's formula, its stored value and how many scored sets it applies to."""
+    """The cold starts' formulas, their stored values and how many scored sets they apply
+    to (a cast's is its own where the file stores it, else the GEMMs')."""
     entry = calibration.globals.get(T_COLD.spec_key)
+    cast_entry = calibration.globals.get(T_COLD_CAST.spec_key)
     cold = [r for r in report.sets if r.scored and starts_cold(r.set)]
     eager = [
         r for r in report.sets if r.scored and r.set.l2 is L2State.COLD and not starts_cold(r.set)
     ]
     return {
         "formula": cold_start_formula(),
+        "cast_formula": cast_cold_start_formula(),
         "side_formula": side_kernel_formula(),
         "eager": len(eager),
         "symbol": safe.math(T_COLD.latex),
+        "cast_symbol": safe.math(T_COLD_CAST.latex),
         "value": parameter_text(entry.value, "s") if entry else None,
+        "cast_value": parameter_text(cast_entry.value, "s") if cast_entry else None,
         "sets": len(cold),
     }

@@ -24,7 +24,13 @@ def memory_time(bytes_moved: sympy.Expr) -> sympy.Expr:
 
 def pointwise_time(bytes_moved: sympy.Expr) -> sympy.Expr:
     """A memory-bound kernel moving ``bytes_moved``: max(memory time, launch floor)."""
-    return sympy.Max(memory_time(bytes_moved), T_LAUNCH.symbol)
+    # Unevaluated, as GemmTime.total's: sympy would try to prove one argument above the
+    # other (assumption queries that never succeed on these symbols), a fifth of the time
+    # compiling every model takes.
+    memory = memory_time(bytes_moved)
+    if memory == 0:  # a kernel that moves no bytes (a scalar's) is its launch floor
+        return T_LAUNCH.symbol
+    return sympy.Max(memory, T_LAUNCH.symbol, evaluate=False)
 
 
 @functools.cache  # sympy's Max simplification is costly; models share GEMMs

@@ -183,8 +183,9 @@ def predict_set(
     if mset.side_kernels:
         times = {**times, **side_kernel_times(mset, gpu, params, dims, groups)}
     if calibrated and starts_cold(mset):
-        cold = params.values
-        times = cold_started(times, cold[T_COLD.spec_key].value, cold[T_COLD_CAST.spec_key].value)
+        values = params.values
+        gemm_s, cast_s = values[T_COLD.spec_key].value, values[T_COLD_CAST.spec_key].value
+        times = cold_started(times, gemm_s, cast_s)
     count = len(mset.points)
 
     def total(keys: Iterable[str]) -> np.ndarray:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from roofline.calibration.params import CalibratedParameters, calibration_for
+from roofline.calibration.stack import ParameterStack
 from roofline.capability import EmulatedWarning, HypotheticalWarning, Support, require
 from roofline.errors import RooflineError, ShapeError
 from roofline.model.compiled import CompiledModel, compile_model
@@ -91,17 +92,16 @@ def as_shape_array(name: str, values: Any) -> np.ndarray:
         raise dim_error(subject, values) from None
     if array.dtype == object:  # Python ints beyond int64 (10**30), None, mixed types
         array = _object_dims(subject, array)
-    if (
-        not np.issubdtype(array.dtype, np.number)
-        or np.issubdtype(array.dtype, np.complexfloating)
-        or array.dtype == np.bool_
-    ):
+    # Real numbers only: signed, unsigned or floating (not bool, complex, text, dates).
+    kind = array.dtype.kind
+    if kind not in "iuf":
         raise dim_error(subject, array.flat[0].item() if array.size else values)
     if array.size:
-        with np.errstate(invalid="ignore"):
+        if kind == "f":
+            with np.errstate(invalid="ignore"):
+                bad = ~dim_in_range(array) | ~np.isfinite(array) | (array != np.round(array))
+        else:
             bad = ~dim_in_range(array)
-            if np.issubdtype(array.dtype, np.floating):
-                bad |= ~np.isfinite(array) | (array != np.round(array))
         if np.any(bad):
             first = array[bad].flat[0].item()  # a Python number: repr -7, not np.int64(-7)
             raise dim_error(subject, first)
@@ -273,7 +273,7 @@ def _timed_terms(
     K: Any,
     N: Any,
     fusion: bool,
-    calibration: CalibratedParameters | None,
+    calibration: CalibratedParameters | ParameterStack | None,
     groups: Any,
 ) -> tuple[CompiledModel, tuple[np.ndarray, ...], dict[str, np.ndarray]]:
     """The checked shape arrays (M, K, N) and the seconds of every term of the (dense or
@@ -294,13 +294,14 @@ def evaluate_columns(
     N: Any,
     *,
     fusion: bool = False,
-    calibration: CalibratedParameters | None = None,
+    calibration: CalibratedParameters | ParameterStack | None = None,
     groups: Any = None,
 ) -> Columns:
     """:func:`evaluate` without lookups, capability checks or warnings (callers did them).
 
-    With ``calibration`` (the GPU's calibrated parameters), the calibrated model's columns;
-    with ``groups``, a grouped layer's.
+    With ``calibration`` (the GPU's calibrated parameters), the calibrated model's columns
+    (with a :class:`~roofline.calibration.stack.ParameterStack`, a row per calibration in
+    every column but the shape's); with ``groups``, a grouped layer's.
     """
     compiled, (m, k, n), times = _timed_terms(
         spec, mode, recipe, M, K, N, fusion, calibration, groups

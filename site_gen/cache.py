@@ -119,9 +119,21 @@ def source_digest(package: str, skip: tuple[str, ...] = ()) -> str:
     return files_digest(files, folder)
 
 
+#: id -> (GpuSpec, its digest): a gather keys every record by its GPU's entry (about
+#: 1,600 keys a build), and converting an entry to a dict is most of a key's time. A
+#: GpuSpec is frozen and its figures are never changed after loading; the entry is kept
+#: beside its digest, so an id reused by a new object is not mistaken for the old one.
+_GPU_DIGESTS: dict[int, tuple[GpuSpec, str]] = {}
+
+
 def gpu_digest(gpu: GpuSpec) -> str:
     """Digest of one GPU's spec entry (figures and provenance)."""
-    return digest(dataclasses.asdict(gpu))
+    known = _GPU_DIGESTS.get(id(gpu))
+    if known is not None and known[0] is gpu:
+        return known[1]
+    value = digest(dataclasses.asdict(gpu))
+    _GPU_DIGESTS[id(gpu)] = (gpu, value)
+    return value
 
 
 @functools.cache

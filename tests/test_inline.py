@@ -13,9 +13,15 @@ import pytest
 from browser.site_fixtures import site_mkdocs_config
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from markdown.inlinepatterns import SimpleTagInlineProcessor
+from markdown.inlinepatterns import LinkInlineProcessor, SimpleTagInlineProcessor
 
-from site_gen.output.inline import QuickInline, QuickInlineProcessor, quiet_text
+from site_gen.output.inline import (
+    QuickInline,
+    QuickInlineProcessor,
+    bracket_ends,
+    quick_links,
+    quiet_text,
+)
 
 SAMPLES = [
     "| GPU | speedup |\n|---|--:|\n| H100 | 1.23× |\n| B200 &#124; x | [link](a.md) |\n",
@@ -122,3 +128,31 @@ def test_a_mkdocstrings_block_fails_alike(site_config) -> None:
     """The case hypothesis found (``:::`` then a backtick) fails in both, the same way."""
     quick, plain = _outcome(site_config, ":::`", True), _outcome(site_config, ":::`", False)
     assert quick == plain and quick.startswith(("PluginError", "ModuleNotFoundError")), quick
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="[]a!(", max_size=60))
+def test_bracket_ends_are_python_markdowns(text: str) -> None:
+    assert bracket_ends(text) == LinkInlineProcessor._findBracketEnds(text)
+
+
+def test_the_site_link_patterns_get_the_quick_bracket_ends(site_config) -> None:
+    md = markdown.Markdown(
+        extensions=[*site_config.markdown_extensions, QuickInline()],
+        extension_configs=site_config.mdx_configs,
+    )
+    md.convert("a [b](c.md)")  # the inline step gives them out when it runs
+    links = [p for p in md.inlinePatterns if isinstance(p, LinkInlineProcessor)]
+    assert len(links) >= 3
+    assert all(p._findBracketEnds is bracket_ends for p in links)
+
+
+def test_an_unknown_bracket_table_maker_is_left_alone(monkeypatch) -> None:
+    class Other(LinkInlineProcessor):
+        @staticmethod
+        def _findBracketEnds(data: str) -> list[int | None]:
+            return [None] * (len(data) + 1)
+
+    other = Other(r"\[", None)
+    assert quick_links([other]) == 0
+    assert other._findBracketEnds is Other._findBracketEnds

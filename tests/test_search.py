@@ -78,7 +78,13 @@ def test_same_sections_on_the_site_pages(small_site_dir: Path) -> None:
         assert _sections(search.QuickParser, html) == _sections(Parser, html), page
 
 
-_TEXT = st.sampled_from(["a b", " ", "\n", "x\ny", "1.5 µs", "<&>", "  \n  ", "T_{x}"])
+_TEXT = st.sampled_from(
+    [
+        *("a b", " ", "\n", "x\ny", "1.5 µs", "<&>", "  \n  ", "T_{x}", "&amp; &lt;p&gt;"),
+        # what the tokenizer treats apart: the quick parser leaves such HTML to it
+        *("a < b", "<!-- c -->", "<!DOCTYPE html>", "<?x?>", "&#124;", "&amp"),
+    ]
+)
 _OPEN = st.sampled_from(
     [
         "<div>",
@@ -102,6 +108,14 @@ _OPEN = st.sampled_from(
         "<object>",
         "<img src='x'>",
         "<br>",
+        "<BR/>",
+        "<br />",
+        '<img alt="a &amp; b" src=x>',
+        '<P Title="a&quot;b">',
+        '<span\nclass="headerlink"\n>',
+        '<a class="headerlink" href="#a" title="Permanent link">',
+        '<h2 id="b" data-search-exclude>',
+        '<td align="right">',
     ]
 )
 _CLOSE = st.sampled_from(
@@ -149,6 +163,21 @@ def _fragments(draw) -> str:
 @given(_fragments())
 def test_same_sections_on_any_fragment(html: str) -> None:
     assert _sections(search.QuickParser, html) == _sections(Parser, html)
+
+
+def test_the_site_pages_take_the_quick_tokenizer(small_site_dir: Path) -> None:
+    # Else the quick parser would quietly fall back to HTMLParser on every page.
+    pages = sorted(small_site_dir.rglob("index.html"))
+    for page in pages[::5]:
+        text = page.read_text("utf-8")
+        html = text[text.find("<article") : text.rfind("</article>")]
+        assert search.plain_tokens(html) is not None, page
+
+
+def test_the_tokenizer_leaves_what_it_does_not_know_to_htmlparser() -> None:
+    for html in ("<p>a < b</p>", "<p><!-- c --></p>", "<a href=x>", "<script>x</script>"):
+        assert search.plain_tokens(html) is None, html
+    assert search.plain_tokens('<p class="a" hidden>x &amp; y</p><br/>') is not None
 
 
 def test_open_elements_refuse_what_would_lose_count() -> None:

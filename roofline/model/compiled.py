@@ -16,6 +16,7 @@ import sympy
 from sympy.core.parameters import evaluate
 
 from roofline.calibration.params import CalibratedParameters
+from roofline.calibration.stack import ParameterStack
 from roofline.model.build import build_model
 from roofline.model.terms import QUANTITY_SYMBOLS, Quantity, RooflineModel, Term
 from roofline.recipes import Mode, Recipe, get_recipe
@@ -47,17 +48,21 @@ class CompiledModel:
         m: np.ndarray,
         k: np.ndarray,
         n: np.ndarray,
-        calibration: CalibratedParameters | None = None,
+        calibration: CalibratedParameters | ParameterStack | None = None,
         groups: np.ndarray | None = None,
         keys: tuple[str, ...] | None = None,
     ) -> dict[str, np.ndarray]:
         """Seconds per term (GEMM or kernel), keyed by the term's stable key.
 
-        A calibrated model needs ``calibration``: the GPU's calibrated parameters; a
-        grouped model needs ``groups``, the expert count G per shape. ``keys``: only these
-        terms (a function of their own, compiled once; a fit evaluates one kernel's term
-        of a training model hundreds of times).
+        A calibrated model needs ``calibration``: the GPU's calibrated parameters, or a
+        :class:`~roofline.calibration.stack.ParameterStack` of several (one-dimensional
+        shapes only: each time then has a row per calibration); a grouped model needs
+        ``groups``, the expert count G per shape. ``keys``: only these terms (a function of
+        their own, compiled once; a fit evaluates one kernel's term of a training model
+        hundreds of times).
         """
+        if isinstance(calibration, ParameterStack) and np.ndim(m) != 1:
+            raise ValueError("a parameter stack is evaluated over one-dimensional shapes")
         hardware = gpu.hardware_values()
         # A parameter the model does not use may be absent (fp4 on an fp8-only GPU).
         args = [hardware.get(hw.spec_key, np.nan) for hw in HARDWARE_SYMBOLS]
@@ -75,8 +80,10 @@ class CompiledModel:
         fn = self._fn if keys is None else _terms_function(self, keys)
         results = fn(*dims, *args)
         shape = np.broadcast(*dims).shape
+        if isinstance(calibration, ParameterStack):  # a row per calibration
+            shape = (len(calibration), *shape)
         return {
-            term.key: np.broadcast_to(np.asarray(value, dtype=np.float64), shape)
+            term.key: _read_only(value, shape, dims)
             for term, value in zip(terms, results, strict=True)
         }
 
@@ -98,6 +105,21 @@ class CompiledModel:
         totals.setdefault(Quantity.BF16_OVERHEAD, np.zeros_like(totals[Quantity.BF16_GEMM]))
         totals[Quantity.SPEEDUP] = self._speedup_fn(*(totals[q] for q in QUANTITY_SYMBOLS))
         return totals
+
+
+def _read_only(value: Any, shape: tuple[int, ...], dims: list[np.ndarray]) -> np.ndarray:
+    """A term's seconds as a read-only float64 array of ``shape``: the array the function
+    made where it already is one (no broadcast view to make: most terms, most calls),
+    else a broadcast view (a term that is a constant, or constant along some axis)."""
+    if (
+        type(value) is np.ndarray
+        and value.dtype == np.float64
+        and value.shape == shape
+        and not any(value is dim for dim in dims)
+    ):
+        value.flags.writeable = False
+        return value
+    return np.broadcast_to(np.asarray(value, dtype=np.float64), shape)
 
 
 def _arguments(model: RooflineModel) -> list[sympy.Symbol]:

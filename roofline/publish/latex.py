@@ -9,6 +9,8 @@ parameters (``\\eta_{\\mathrm{row}}``, ``t_{\\mathrm{gemm}}`` ...) as the GPU's 
 
 from __future__ import annotations
 
+import functools
+
 import sympy
 from sympy.printing.latex import LatexPrinter
 
@@ -40,8 +42,11 @@ class _Printer(LatexPrinter):
 _NAMES = {**LATEX_NAMES, **QUANTITY_LATEX}
 
 
+@functools.lru_cache(maxsize=8192)
 def symbolic(expr: sympy.Expr) -> str:
-    """The formula in the model's named symbols."""
+    """The formula in the model's named symbols (remembered per expression: the site
+    prints the same few hundred formulas on thousands of pages, and the printed text
+    depends on the expression alone)."""
     return _Printer({"symbol_names": _NAMES}).doprint(expr)
 
 

@@ -10,13 +10,14 @@ their headline speedups when the GPU's parameters are assumed
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from roofline.analysis import guidance
 from roofline.calibration.params import CalibratedParameters, calibration_for
+from roofline.calibration.stack import ParameterStack
 from roofline.capability import Capability, Support, classify
 from roofline.evaluate import evaluate_columns, evaluate_terms
 from roofline.measurements import MeasurementDatabase
@@ -239,10 +240,11 @@ def gather_one(
 
 
 def _headlines(
-    gpu: GpuSpec, mode: Mode, recipe: Recipe, calibration: CalibratedParameters
-) -> dict[str, float | None]:
-    """The SPREAD_KEYS numbers of one combination with ``calibration``: a small call per
-    fusion setting (canonical, the llama shapes, the curve at the canonical K = N)."""
+    gpu: GpuSpec, mode: Mode, recipe: Recipe, calibrations: Sequence[CalibratedParameters]
+) -> list[dict[str, float | None]]:
+    """The SPREAD_KEYS numbers of one combination with each of ``calibrations``: one
+    stacked call per fusion setting (canonical, the llama shapes, the curve at the
+    canonical K = N), a row per calibration (:class:`ParameterStack`)."""
     shapes = [
         (config.CANONICAL_M, config.CANONICAL_KN, config.CANONICAL_KN),
         *((s.M, s.K, s.N) for s in llama()),
@@ -251,17 +253,26 @@ def _headlines(
     m = np.concatenate([[s[0] for s in shapes], config.CURVE_M])
     k = np.concatenate([[s[1] for s in shapes], np.full_like(config.CURVE_M, kn)])
     n = np.concatenate([[s[2] for s in shapes], np.full_like(config.CURVE_M, kn)])
-    cols = evaluate_columns(gpu, mode, recipe, m, k, n, calibration=calibration)
+    stack = ParameterStack(calibrations)
+    cols = evaluate_columns(gpu, mode, recipe, m, k, n, calibration=stack)
     fused = evaluate_columns(
-        gpu, mode, recipe, m[:1], k[:1], n[:1], fusion=True, calibration=calibration
-    )
-    speedup = cols[guidance.SPEEDUP]
-    return {
-        "canonical": float(speedup[0]),
-        "canonical_fused": float(fused[guidance.SPEEDUP][0]),
-        "llama": guidance.aggregate_speedup(cols, slice(1, len(shapes))),
-        "break_even": guidance.break_even_from_curve(speedup[len(shapes) :], config.CURVE_M),
-    }
+        gpu, mode, recipe, m[:1], k[:1], n[:1], fusion=True, calibration=stack
+    )[guidance.SPEEDUP]
+    runs = []
+    for row in range(len(stack)):
+        one = {name: values[row] if values.ndim == 2 else values for name, values in cols.items()}
+        speedup = one[guidance.SPEEDUP]
+        runs.append(
+            {
+                "canonical": float(speedup[0]),
+                "canonical_fused": float(fused[row][0]),
+                "llama": guidance.aggregate_speedup(one, slice(1, len(shapes))),
+                "break_even": guidance.break_even_from_curve(
+                    speedup[len(shapes) :], config.CURVE_M
+                ),
+            }
+        )
+    return runs
 
 
 def _extent(values: list[float | None]) -> tuple[float | None, float | None]:
@@ -279,7 +290,7 @@ def _spread(
     corners = guidance.calibration_corners(calibration)
     if not corners:
         return {}
-    runs = [_headlines(gpu, mode, recipe, c) for c in (calibration, *corners)]
+    runs = _headlines(gpu, mode, recipe, (calibration, *corners))
     return {key: _extent([run[key] for run in runs]) for key in SPREAD_KEYS}
 
 
@@ -292,14 +303,16 @@ def _gathered(
     recipe: Recipe,
     cache: BuildCache,
     calibration: CalibratedParameters | None,
+    calibration_key: str,
 ) -> RecipeResult:
-    """One combination in one model, from the cache or evaluated (and then cached)."""
+    """One combination in one model, from the cache or evaluated (and then cached);
+    ``calibration_key``: :func:`calibration_digest` of ``calibration``."""
     # The grids and what is evaluated on them live in this module and config.
     key = gather_key(
         "evaluation",
         code_digest("gather/dense.py", "config.py"),
         gpu,
-        calibration_digest(calibration),
+        calibration_key,
         mode.value,
         recipe.name,
     )
@@ -340,9 +353,11 @@ def gather(
     inputs = inputs if inputs is not None else bundled_inputs()
     atlas = Atlas(specs, {}, inputs=inputs)
     gpus = [g for g in specs.values() if only is None or g.name in only]
+    keys: dict[str, str] = {}
     for gpu in gpus:
         calibration = calibration_for(gpu, specs, inputs.calibration)
         atlas.calibrations[gpu.name] = calibration
+        keys[gpu.name] = calibration_digest(calibration)
         for mode in config.MODES:
             for recipe in RECIPE_LIST:
                 if mode not in recipe.plans:
@@ -350,14 +365,13 @@ def gather(
                 key = (gpu.name, mode, recipe.name)
                 torchao, calibrated = model_pair(
                     lambda c, gpu=gpu, mode=mode, recipe=recipe: _gathered(
-                        gpu, mode, recipe, cache, c
+                        gpu, mode, recipe, cache, c, "" if c is None else keys[gpu.name]
                     ),
                     calibration,
                 )
                 atlas.results[key] = torchao
                 calibrated.reference = torchao
                 atlas.calibrated_results[key] = calibrated
-    keys = {name: calibration_digest(c) for name, c in atlas.calibrations.items()}
     atlas.grouped = gather_grouped(specs, atlas.calibrations, keys, cache, gpus)
     atlas.models = gather_models(specs, atlas.calibrations, keys, cache, gpus=gpus)
     if only is not None:

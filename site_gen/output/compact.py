@@ -23,8 +23,11 @@ _VERBATIM_ELEMENT = re.compile(
 )
 #: A tag (its quoted attribute values may hold line breaks: the Cite buttons' snippets),
 #: left whole, or else a run of white space that holds at least one line break.
+#: The tag's expression is unrolled (a run of plain characters, then each quoted value
+#: and the plain run after it) rather than one alternation tried per character: the same
+#: language, matched with fewer steps.
 _TAG_OR_BROKEN_RUN = re.compile(
-    r"(?P<tag><(?:[^>\"']|\"[^\"]*\"|'[^']*')*>)|[ \t\r\f]*\n[ \t\r\n\f]*"
+    r"(?P<tag><[^>\"']*(?:(?:\"[^\"]*\"|'[^']*')[^>\"']*)*>)|[ \t\r\f]*\n[ \t\r\n\f]*"
 )
 
 

@@ -1,4 +1,4 @@
-"""Material's search index, made with the same parser on faster bookkeeping.
+"""Material's search index, made with the same parser on faster bookkeeping and tokenizing.
 
 mkdocs-material's search plugin splits every page's HTML into sections with an
 ``html.parser`` subclass (``material.plugins.search.plugin.Parser``). On every tag and
@@ -16,15 +16,30 @@ tags: :class:`OpenElements` (the list of open elements, with a count per tag) an
 per tag, since they compare by tag). The sections, and so ``search_index.json``, are the
 same (``tests/test_search.py`` checks it on the site's pages and on generated HTML).
 
-That holds for the parser it was written against: :data:`KNOWN_SOURCE` is the digest
-of Material's ``Parser``, ``Element`` and ``SearchIndex.add_entry_from_context``. With
-any other Material the search index is left as Material makes it.
+Material's parser is an ``html.parser.HTMLParser``, whose tokenizer is Python code run
+per tag and per attribute: about a third of the index's time. On HTML made only of text
+and well-formed tags (quoted or no attribute values, nothing the tokenizer treats
+specially: no comment, declaration, raw ``<``, ``script`` or ``style``), which is what
+Python-Markdown writes, :meth:`QuickParser.feed` finds every token with one regular
+expression and calls the same handlers with the same arguments, in the same order, that
+``HTMLParser`` would; any other HTML, in whole, goes through ``HTMLParser``
+(:func:`plain_tokens` says which). With another ``html.parser`` than the one this was
+written against (:data:`KNOWN_TOKENIZER`, the digest of the module's source), every
+page goes through ``HTMLParser``.
+
+The whole module holds for the Material it was written against: :data:`KNOWN_SOURCE` is
+the digest of Material's ``Parser``, ``Element`` and
+``SearchIndex.add_entry_from_context``. With any other Material the search index is
+left as Material makes it.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import html.parser
 import inspect
+import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -34,6 +49,26 @@ from material.plugins.search.plugin import Element, Parser, SearchIndex
 #: sha256 (first 12 hex digits) of the source of Material's ``Parser``, ``Element`` and
 #: ``SearchIndex.add_entry_from_context`` this module was written against (9.8.2).
 KNOWN_SOURCE = "3b0483bed94b"
+#: sha256 (first 12 hex digits) of the source of the ``html.parser`` module whose
+#: tokenizing :meth:`QuickParser.feed` reproduces on plain HTML (CPython 3.11.7's).
+KNOWN_TOKENIZER = "2fc512ae95be"
+#: White space as ``HTMLParser`` ends a tag name at (no other: a vertical tab, say, is part
+#: of a name there).
+_WS = r"[ \t\n\r\f]"
+#: One attribute: a name (without what the tokenizer treats apart), then maybe ``=`` and
+#: a quoted value; as two groups (:data:`_ATTRIBUTES`) or none (inside :data:`_TOKEN`).
+_NAME, _VALUE = r"""[^\s"'<>/=`]+""", r"""(?:"[^"]*"|'[^']*')"""
+_ATTRIBUTES = re.compile(rf"{_WS}+({_NAME})(?:{_WS}*={_WS}*({_VALUE}))?")
+_ANY_ATTRIBUTES = rf"(?:{_WS}+{_NAME}(?:{_WS}*={_WS}*{_VALUE})?)*"
+#: A run of text, a start tag (name, attributes, "/" of a self-closing one) or an end tag.
+_TOKEN = re.compile(
+    rf"([^<]+)"
+    rf"|<([a-zA-Z][-.a-zA-Z0-9:_]*)({_ANY_ATTRIBUTES}){_WS}*(/?)>"
+    rf"|</([a-zA-Z][-.a-zA-Z0-9:_]*){_WS}*>"
+)
+#: Elements whose content ``HTMLParser`` reads as raw text (the known one's: ``script`` and
+#: ``style``): left to it.
+_RAW_TEXT = frozenset(html.parser.HTMLParser.CDATA_CONTENT_ELEMENTS)
 
 
 def source_digest() -> str:
@@ -106,13 +141,64 @@ class SkippedTags:
         return self.tags.intersection(open_elements.tags)
 
 
+@functools.lru_cache(maxsize=1)
+def _known_tokenizer() -> bool:
+    source = inspect.getsource(html.parser)
+    return hashlib.sha256(source.encode()).hexdigest()[:12] == KNOWN_TOKENIZER
+
+
+def plain_tokens(page_html: str) -> list[re.Match[str]] | None:
+    """``page_html``'s tokens (matches of text, start and end tags, in order) when it is
+    plain HTML, as the module's notes say; None when ``HTMLParser`` must read it."""
+    if not _known_tokenizer():
+        return None
+    tokens, position = [], 0
+    for token in _TOKEN.finditer(page_html):
+        if token.start() != position:
+            return None  # a "<" that starts no plain tag
+        if token[2] is not None and token[2].lower() in _RAW_TEXT:
+            return None
+        tokens.append(token)
+        position = token.end()
+    return tokens if position == len(page_html) else None
+
+
+def _attributes(text: str) -> list[tuple[str, str | None]]:
+    """A tag's attributes as ``HTMLParser`` gives them: names in lower case, values
+    unquoted and unescaped, None for a name without a value."""
+    found = []
+    for name, value in _ATTRIBUTES.findall(text):
+        unquoted = html.unescape(value[1:-1]) if value else None
+        found.append((name.lower(), unquoted))
+    return found
+
+
 class QuickParser(Parser):
-    """Material's search parser with :class:`OpenElements` and :class:`SkippedTags`."""
+    """Material's search parser with :class:`OpenElements` and :class:`SkippedTags`, and
+    plain HTML tokenized by one regular expression (:meth:`feed`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.skip = SkippedTags(self.skip)
         self.context = OpenElements()
+
+    def feed(self, data: str) -> None:
+        """``HTMLParser.feed``; when ``data`` is the whole input (nothing fed before) and
+        plain HTML, its tokens go to the same handlers without ``HTMLParser``'s tokenizer
+        (``close`` then has nothing left to do)."""
+        tokens = None if self.rawdata else plain_tokens(data)
+        if tokens is None:
+            super().feed(data)
+            return
+        for text, tag, attributes, closed, end in (t.groups() for t in tokens):
+            if text is not None:
+                self.handle_data(html.unescape(text))
+            elif end is not None:
+                self.handle_endtag(end.lower())
+            elif closed:
+                self.handle_startendtag(tag.lower(), _attributes(attributes))
+            else:
+                self.handle_starttag(tag.lower(), _attributes(attributes))
 
 
 class QuickSearchIndex(SearchIndex):

@@ -5,6 +5,11 @@ both modes, every model preset) are drawn three times: with nothing replayed (th
 reference), then with replay in page order and in reverse, each run starting from empty
 figures and recordings. Every chart must be the same bytes as the reference, and most
 legends must have been replayed (else the check would prove nothing).
+
+The Validation page's and the model-time charts are drawn on one figure per process (and
+size), emptied after each chart: every chart of the bundled site's sets and the model
+charts above, in page order and in reverse, must be the same bytes as the chart drawn on
+a new figure with nothing replayed.
 """
 
 from __future__ import annotations
@@ -20,11 +25,14 @@ from roofline.recipes import RECIPE_LIST, Mode, get_recipe
 from roofline.specs import load_specs
 from site_gen import pool
 from site_gen.charts.draw import models, plots, replay
+from site_gen.charts.draw import validation as validation_charts
 from site_gen.charts.draw.style import compact_svg
 from site_gen.charts.jobs import PlotJob, result_charts
 from site_gen.charts.models import time_chart
+from site_gen.charts.validation import validation_chart
 from site_gen.gather.dense import gather_one
 from site_gen.gather.models import gather_models
+from site_gen.gather.validation import gather_validation
 from site_gen.inputs import bundled_inputs
 from site_gen.keys import calibration_digest
 
@@ -138,3 +146,45 @@ def test_what_a_replayed_artist_adds_reaches_the_document() -> None:
     assert chart(replayed=True) == full  # replayed
     assert replay.COUNTS == {"recorded": 1, "replayed": 1}
     _fresh()
+
+
+@pytest.fixture(scope="module")
+def validation_jobs() -> list[PlotJob]:
+    report = gather_validation(load_specs(None), bundled_inputs()).report
+    return [validation_chart(r, f"img/{r.set.id}.svg") for r in report.sets]
+
+
+def _forget_figures() -> None:
+    """No validation or model-time figure made yet, as in a new worker."""
+    validation_charts._FIGURE.clear()
+    models._FIGURES.clear()
+    plt.close("all")
+
+
+def _new_figure_each(jobs: list[PlotJob], monkeypatch) -> list[str]:
+    """Each chart on a figure of its own, nothing replayed: the reference."""
+    out = []
+    with monkeypatch.context() as patch:
+        for module in (validation_charts, models):
+            patch.setattr(module, "replay", lambda artist, key: artist)
+        for job in jobs:
+            _forget_figures()
+            out.append(pool.draw(job)[0][1])
+    _forget_figures()
+    return out
+
+
+def test_charts_on_a_reused_figure_are_new_figures(jobs, validation_jobs, monkeypatch):
+    timed = [job for job in jobs if job.kind == "model_time"]
+    sizes = {len(job.kwargs["bars"]) for job in timed}
+    kinds = {(job.kwargs["log2_m"], job.kwargs["break_even"]) for job in validation_jobs}
+    # both axes, with and without the break-even line; model charts of several sizes
+    assert len(kinds) >= 3 and len(sizes) >= 2, (kinds, sizes)
+    for charts, replayed in ((validation_jobs, len(validation_jobs) // 2), (timed, 1)):
+        reference = _new_figure_each(charts, monkeypatch)
+        _fresh()
+        assert _draw(charts) == reference
+        assert replay.COUNTS["replayed"] >= replayed, replay.COUNTS
+        _fresh()
+        _forget_figures()
+        assert _draw(charts[::-1])[::-1] == reference

@@ -9,11 +9,16 @@ colour (Okabe-Ito), so they read in greyscale and for colour-blind readers.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 
+from site_gen.charts.draw.replay import replay
 from site_gen.charts.draw.style import log2_axis, to_svg
 from site_gen.charts.validation import FIG_IN, SIZE_FIG_IN
+
+#: The reused validation figure (:func:`_figure`): "fig" and "ax", once made.
+_FIGURE: dict[str, Any] = {}
 
 #: Series drawn, in legend order: (label, colour, marker, line style).
 SERIES: tuple[tuple[str, str, str, str], ...] = (
@@ -44,15 +49,32 @@ def validation_svg(
 ) -> str:
     """Measured vs both models against M (log2) or the labelled points; SVG text."""
     with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=FIG_IN)
-        fig.subplots_adjust(left=0.16, right=0.97, bottom=0.17, top=0.8)
+        fig, ax = _figure()
         _series(ax, positions, (measured, torchao, calibrated), break_even)
         _x_axis(ax, positions, tick_labels, log2_m)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         # Above the plot: a legend inside would cover points of some set or other.
-        fig.legend(loc="upper center", bbox_to_anchor=(0.56, 1.0), ncols=2, frameon=False)
-        return to_svg(fig)
+        legend = fig.legend(loc="upper center", bbox_to_anchor=(0.56, 1.0), ncols=2, frameon=False)
+        # Same series, same figure: one legend for all charts with or without the line.
+        replay(legend, ("validation", break_even))
+        try:
+            return to_svg(fig, close=False)
+        finally:
+            for artist in (*ax.lines, legend):
+                artist.remove()
+
+
+def _figure() -> tuple[plt.Figure, plt.Axes]:
+    """The process' figure for validation charts, made once and emptied after each chart
+    (a new figure and its axes, ticks and grid cost a third of a chart's time); what a
+    chart sets it sets every time (limits, ticks, grid, labels), so each comes out as it
+    would from a new figure (``tests/test_replay.py`` compares the bytes)."""
+    if "fig" not in _FIGURE:
+        fig, ax = plt.subplots(figsize=FIG_IN)
+        fig.subplots_adjust(left=0.16, right=0.97, bottom=0.17, top=0.8)
+        _FIGURE.update(fig=fig, ax=ax)
+    return _FIGURE["fig"], _FIGURE["ax"]
 
 
 def _series(
@@ -92,6 +114,7 @@ def _x_axis(ax, positions: Sequence[float], tick_labels: Sequence[str], log2_m: 
     ax.set_xlim(lo_x - pad, hi_x + pad)
     if log2_m:
         log2_axis(ax.xaxis, lo_x, hi_x)
+        ax.grid(axis="x", visible=True)  # a reused figure's last chart may have hidden it
     else:
         ax.set_xticks(list(positions), list(tick_labels))
         ax.grid(axis="x", visible=False)

@@ -21,7 +21,8 @@ from site_gen.charts.draw import models as model_charts
 from site_gen.charts.draw import validation as validation_charts
 from site_gen.charts.jobs import PlotJob
 from site_gen.gather import dense
-from site_gen.inputs import ModelInputs
+from site_gen.gather.validation import ValidationData, gather_validation
+from site_gen.inputs import ModelInputs, bundled_inputs
 from site_gen.markup.formulas import Formula, instantiated_for_gpu
 
 _PLOTTERS = {
@@ -94,6 +95,12 @@ def warm(
     return cache.hits, cache.misses
 
 
+def validation_of(specs: SpecDatabase, inputs: ModelInputs | None) -> ValidationData:
+    """The Validation page's data (:func:`site_gen.gather.validation.gather_validation`)
+    for a site of ``specs`` built from ``inputs`` (None: the bundled ones)."""
+    return gather_validation(specs, inputs if inputs is not None else bundled_inputs())
+
+
 def gather_on(
     workers: Pool, specs: SpecDatabase, cache: BuildCache, inputs: ModelInputs | None = None
 ) -> dense.Atlas:
@@ -103,13 +110,17 @@ def gather_on(
     enabled cache there is nothing to hand results over in, and this process evaluates."""
     if not cache.enabled:
         return dense.gather(specs, cache, inputs)
+    # The Validation page's data (every published set predicted, about a second) on a
+    # worker too: else this process computes it alone after the evaluations, and a
+    # one-GPU rebuild's second worker has nothing to do meanwhile.
+    validation = workers.apply_async(validation_of, (specs, inputs))
     tasks = [workers.apply_async(warm, (specs, inputs, cache, name)) for name in specs]
     found, made = Counter(cache.hits), Counter(cache.misses)
     for task in tasks:
         hits, misses = task.get()
         found, made = found + hits, made + misses
     before = Counter(cache.misses)
-    atlas = dense.gather(specs, cache, inputs)
+    atlas = dense.gather(specs, cache, inputs, validation=validation.get())
     # This gather's hits are the records the workers just made or found; a miss here is a
     # record a worker could not store, evaluated again.
     cache.hits, cache.misses = found, made + (cache.misses - before)

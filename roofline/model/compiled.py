@@ -140,11 +140,21 @@ def _shared_subexpressions(exprs: list[sympy.Expr]) -> tuple[list, list]:
         return sympy.cse(exprs)
 
 
+#: ``lambdify``'s ``docstring_limit``: no expression printed into the compiled function's
+#: docstring (nothing reads it, and printing every model's expressions once more was a
+#: fifth of a compile).
+_NO_DOCSTRING = 0
+
+
 @functools.cache
 def _terms_function(compiled: CompiledModel, keys: tuple[str, ...]) -> Any:
     exprs = [term.expr for term in compiled._subset(keys)]
     return sympy.lambdify(
-        _arguments(compiled.model), exprs, modules="numpy", cse=_shared_subexpressions
+        _arguments(compiled.model),
+        exprs,
+        modules="numpy",
+        cse=_shared_subexpressions,
+        docstring_limit=_NO_DOCSTRING,
     )
 
 
@@ -154,9 +164,18 @@ def _compile(
 ) -> CompiledModel:
     model = build_model(mode, recipe, fusion, calibrated=calibrated, grouped=grouped)
     exprs = [term.expr for term in model.terms]
-    fn = sympy.lambdify(_arguments(model), exprs, modules="numpy", cse=_shared_subexpressions)
+    fn = sympy.lambdify(
+        _arguments(model),
+        exprs,
+        modules="numpy",
+        cse=_shared_subexpressions,
+        docstring_limit=_NO_DOCSTRING,
+    )
     speedup = sympy.lambdify(
-        list(QUANTITY_SYMBOLS.values()), model.structured_speedup, modules="numpy"
+        list(QUANTITY_SYMBOLS.values()),
+        model.structured_speedup,
+        modules="numpy",
+        docstring_limit=_NO_DOCSTRING,
     )
     return CompiledModel(model, fn, speedup)
 

@@ -338,6 +338,7 @@ def gather(
     cache: BuildCache | None = None,
     inputs: ModelInputs | None = None,
     only: Collection[str] | None = None,
+    validation: ValidationData | None = None,
 ) -> Atlas:
     """Evaluate every GPU x mode x recipe x fusion of ``specs`` in both models, and their
     grouped layers (:mod:`site_gen.gather.grouped`) and every model preset on every GPU
@@ -348,7 +349,9 @@ def gather(
 
     ``only`` (GPU names): evaluate just those GPUs (their calibrations still read the whole
     database) and skip the database-wide parts; :func:`site_gen.pool.warm` runs one such
-    share per worker to fill ``cache``, from which the whole gather then reads."""
+    share per worker to fill ``cache``, from which the whole gather then reads.
+    ``validation``: the Validation page's data when it was gathered already (on the
+    pool, beside the evaluations)."""
     cache = cache or BuildCache(enabled=False)
     inputs = inputs if inputs is not None else bundled_inputs()
     atlas = Atlas(specs, {}, inputs=inputs)
@@ -377,5 +380,5 @@ def gather(
     if only is not None:
         return atlas
     atlas.measurements = inputs.published()
-    atlas.validation = gather_validation(specs, inputs)
+    atlas.validation = validation if validation is not None else gather_validation(specs, inputs)
     return atlas

@@ -62,13 +62,21 @@ def instantiated(
     printed as their values too; without it they keep their names.
     """
     values = gpu.hardware_values()
-    names = dict(_NAMES)
+    figures = {}
     for hw in HARDWARE_SYMBOLS:
         if hw.spec_key in values:
-            names[hw.symbol] = format_number_latex(values[hw.spec_key])
+            figures[hw.symbol] = format_number_latex(values[hw.spec_key])
     if calibration is not None:
         numbers = calibration.numbers()
         for hw in CALIBRATION_SYMBOLS:
             if hw.spec_key in numbers:
-                names[hw.symbol] = format_number_latex(numbers[hw.spec_key])
-    return _Printer({"symbol_names": names}).doprint(expr)
+                figures[hw.symbol] = format_number_latex(numbers[hw.spec_key])
+    return _printed(expr, frozenset(figures.items()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _printed(expr: sympy.Expr, figures: frozenset[tuple[sympy.Symbol, str]]) -> str:
+    """``expr`` printed with ``figures`` (symbol -> printed number) in place of those
+    symbols' names: what it prints depends on these alone, and one GPU's pages and
+    model runs print the same totals many times over."""
+    return _Printer({"symbol_names": {**_NAMES, **dict(figures)}}).doprint(expr)

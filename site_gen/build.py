@@ -50,6 +50,7 @@ from site_gen.output.write import (
     make_staging,
     remove_stale_staging,
     replace_file,
+    replace_with_link,
     swap_into_place,
     sync_site_files,
     write_generated,
@@ -316,8 +317,9 @@ def _build_staged(
             timer.stage("charts", f"waiting for {len(queue.missing)} drawings"),
             failing_as("plots", site_dir),
         ):
-            # A new file over each placeholder: never through a link.
-            queue.finish(jobs, [staging.docs, staging.site], replace_file)
+            # A new file over each placeholder: never through a link. The site's copy is
+            # a link to the docs' one (a file made is what costs, not its bytes).
+            queue.finish(jobs, [staging.docs, staging.site], replace_file, replace_with_link)
     with timer.stage("swap", f"into {site_dir}"), failing_as("swap", site_dir):
         (staging.site / MARKER).write_text(marker_text(), "utf-8")
         outputs = _outputs(staging) if cache.enabled else None

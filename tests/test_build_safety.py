@@ -626,6 +626,28 @@ def test_unchanged_files_are_linked_and_changed_ones_written(tmp_path) -> None:
     assert (out / "same.txt").read_bytes() == b"changed"
 
 
+def test_files_with_the_same_bytes_are_one_file_and_never_change_together(tmp_path) -> None:
+    docs = tmp_path / "docs"
+    placeholder = "<svg/>\n"
+    pages = {"generated/a.md": "a", "generated/b.csv": "x,y", "generated/c/b.csv": "x,y"}
+    charts = {"generated/img/1.svg": placeholder, "generated/img/2.svg": placeholder}
+    generated = write.write_generated(pages, charts, docs)
+    assert os.path.samefile(generated / "b.csv", generated / "c" / "b.csv")
+    assert os.path.samefile(generated / "img" / "1.svg", generated / "img" / "2.svg")
+    assert not os.path.samefile(generated / "a.md", generated / "b.csv")
+    assert (generated / "c" / "b.csv").read_text() == "x,y"
+    # The chart drawn over one placeholder leaves the other as it was.
+    write.replace_file(generated / "img" / "1.svg", b"<svg>drawn</svg>")
+    assert (generated / "img" / "2.svg").read_text() == placeholder
+    # A copy into another folder is a link made beside it and renamed over the target.
+    site = tmp_path / "site" / "img"
+    site.mkdir(parents=True)
+    (site / "1.svg").write_bytes(b"old")
+    write.replace_with_link(generated / "img" / "1.svg", site / "1.svg")
+    assert os.path.samefile(site / "1.svg", generated / "img" / "1.svg")
+    assert sorted(p.name for p in site.iterdir()) == ["1.svg"]  # no temporary left
+
+
 # -- KaTeX ---------------------------------------------------------------------------------
 
 

@@ -56,18 +56,27 @@ class ChartQueue:
         """Every path of the ones of ``jobs`` still being drawn -> ``svg``."""
         return _every_path(jobs, {job.path: svg for job in self.missing})
 
-    def finish(self, jobs: list[PlotJob], folders: list[Path], write) -> int:
+    def finish(
+        self,
+        jobs: list[PlotJob],
+        folders: list[Path],
+        write: Callable[[Path, bytes], None],
+        copy: Callable[[Path, Path], None],
+    ) -> int:
         """Wait for the drawings, store them in the cache and ``write(path, bytes)`` each
-        to every path of its job in each folder (over its placeholder); returns how many
-        were drawn."""
+        to every path of its job in the first folder (over its placeholder), then
+        ``copy(written, path)`` it to the same path in each other folder; returns how
+        many were drawn."""
         self.flush()
         drawn = {path: svg for pending in self._pending for path, svg in pending.get()}
         for job in self.missing:
             self.cache.put("charts", self._keys[job.path], drawn[job.path])
         files = _every_path(jobs, {job.path: drawn[job.path] for job in self.missing})
-        for folder in folders:
-            for path, svg in files.items():
-                write(folder / path, svg.encode())
+        first, *others = folders
+        for path, svg in files.items():
+            write(first / path, svg.encode())
+            for folder in others:
+                copy(first / path, folder / path)
         return len(self.missing)
 
 

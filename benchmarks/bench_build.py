@@ -1,6 +1,6 @@
 """Time a cold build of the site, an unchanged rebuild and a one-GPU change (not a test).
 
-Usage: ``.venv/bin/python benchmarks/bench_build.py [--runs N]``.
+Usage: ``.venv/bin/python benchmarks/bench_build.py [--runs N] [--settle S]``.
 
 Everything happens in a temporary folder: a build root (copies of ``mkdocs.yml`` and
 the hand-written ``docs/``, as ``tests/browser/site_fixtures.make_root`` makes), a build
@@ -13,12 +13,15 @@ repository. Each build is a fresh interpreter (``build()`` in a subprocess):
 2. **unchanged**: the same inputs again;
 3. **one GPU changed**: one GPU's memory bandwidth edited in the spec file.
 
-On ext4 without a journal (these machines' disks), making a file within about 30 s of
-many deletions is slow: the kernel skips every recently deleted inode of the group one
-by one (``recently_deleted`` in ``find_inode_bit``, seen with ``perf``), and a cold
-build's 17,000 new files then took up to 14 s of kernel time more. So the runs' folders
-are deleted only after the last run, and a build started just after deleting a large
-tree (a test run's, another benchmark's) is slower for reasons outside the build.
+On ext4 without a journal (these machines' disks), making a file within a minute of
+many deletions (six while the deleted inodes' table blocks are not yet written back) is
+slow: the kernel skips every recently deleted inode of the group one by one
+(``recently_deleted`` in ``find_inode_bit``, seen with ``perf``), and a cold build's
+17,000 new files then took up to 14 s of kernel time more. So the runs' folders are
+deleted only after the last run, and ``--settle S`` waits S seconds before each cold
+build (after a test run's or another benchmark's deletions, and after the previous
+run's rebuilds, which delete the trees they replace); without it, the cold time includes
+what the file system makes of the deletions before it.
 
 Targets: the cold build at most 45 s (issue 21), the unchanged rebuild at most 10% of
 the cold build and the one-GPU rebuild at most 35% (issue 10), measured on the wall time
@@ -162,6 +165,12 @@ def main() -> int:
     """Run cold, unchanged and one-GPU builds; exit 1 when a target is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=0.0,
+        help="seconds to wait before each cold build (see the module's notes)",
+    )
     args = parser.parse_args()
     ok = True
     # Every run's folders are kept until the last run ends: a run's cold build right
@@ -173,6 +182,7 @@ def main() -> int:
             tmp.mkdir()
             root, specs = make_root(tmp), make_specs(tmp)
             site, cache = tmp / "site", tmp / "cache"
+            time.sleep(args.settle)
             runs = {"cold": one_build(specs, site, root, cache)}
             runs["unchanged"] = one_build(specs, site, root, cache)
             change_one_gpu(specs)

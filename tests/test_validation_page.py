@@ -13,6 +13,7 @@ import dataclasses
 import html
 import html.parser
 import io
+import pickle
 import re
 import types
 from pathlib import Path
@@ -20,6 +21,7 @@ from pathlib import Path
 import markdown
 import pytest
 import yaml
+from browser.site_fixtures import SMALL_SPECS
 
 from roofline.analysis.validation import ModelKind, validate
 from roofline.calibration.data import load_calibration
@@ -393,3 +395,14 @@ def test_cv_sources_read_as_short_names_and_stay_escaped():
 
     cell = source_cell("https://github.com/o/r/blob/abc/<b>x</b>.md", short=True)
     assert "<b>" not in str(safe.md_text(cell)) and "href" not in str(safe.md_text(cell))
+
+
+def test_the_pool_keeps_the_site_database_apart_from_the_bundled_fallback() -> None:
+    """The Validation page's data is gathered on a worker (site_gen.pool.validation_of);
+    the page says "predicted with the bundled spec database" when the data's database is
+    not the site's object, which a trip through pickle alone would always make it."""
+    for specs, with_site in ((load_specs(None), True), (load_specs(SMALL_SPECS), False)):
+        sent = pickle.loads(pickle.dumps((specs, None)))  # as the pool sends the arguments
+        validation, same = pool.validation_of(*sent)
+        assert same is with_site, specs.origin
+        assert (validation.specs is sent[0]) is with_site

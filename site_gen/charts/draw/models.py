@@ -72,44 +72,6 @@ def model_time_svg(
     a diamond at ``reference_s`` (torchao's model's total of the same bar)."""
     n_bars, n_seg = seconds.shape
     fig, ax = _figure(n_bars, (n_seg + 2) // 3)
-    try:
-        return _draw_model_time(fig, ax, title, bars, segments, seconds, reference_s)
-    finally:  # empty the reused figure: what a chart adds goes, what it sets is set again
-        for artist in (*ax.collections, *ax.texts, *fig.legends):
-            artist.remove()
-
-
-#: Reused figures of model-time charts by (bars, legend rows): their size and margins.
-_FIGURES: dict[tuple[int, int], tuple[plt.Figure, plt.Axes]] = {}
-
-
-def _figure(n_bars: int, legend_rows: int) -> tuple[plt.Figure, plt.Axes]:
-    """The process' figure for a model-time chart of ``n_bars`` bars and ``legend_rows``
-    legend rows, made once and emptied after each chart (a new figure and its axes and
-    ticks cost about a third of a chart's time); every chart sets its limits, ticks,
-    labels and title again, so it comes out as on a new figure (``tests/test_replay.py``
-    compares the bytes)."""
-    key = (n_bars, legend_rows)
-    if key not in _FIGURES:
-        height = 0.36 * n_bars + 1.3 + 0.24 * legend_rows
-        fig, ax = plt.subplots(figsize=(WIDTH_IN, height))
-        bottom_in = 0.55 + 0.24 * legend_rows
-        top = 1 - 0.62 / height
-        fig.subplots_adjust(left=0.25, right=0.84, top=top, bottom=bottom_in / height)
-        _FIGURES[key] = fig, ax
-    return _FIGURES[key]
-
-
-def _draw_model_time(
-    fig: plt.Figure,
-    ax: plt.Axes,
-    title: str,
-    bars: Sequence[str],
-    segments: Sequence[str],
-    seconds: np.ndarray,
-    reference_s: Sequence[float],
-) -> str:
-    n_bars = len(bars)
     seconds = np.asarray(seconds, dtype=float)
     largest_s = max(float(seconds.sum(axis=1).max()), float(np.max(reference_s)))
     unit, factor = time_unit(largest_s)
@@ -184,3 +146,29 @@ def _draw_model_time(
     labels = tuple(h.get_label() for h in handles)
     replay(legend, ("model time", fig.get_size_inches().tobytes(), labels))
     return to_svg(fig, close=False)
+
+
+#: Reused figures of model-time charts by (bars, legend rows): their size and margins.
+_FIGURES: dict[tuple[int, int], tuple[plt.Figure, plt.Axes]] = {}
+
+
+def _figure(n_bars: int, legend_rows: int) -> tuple[plt.Figure, plt.Axes]:
+    """The process' figure for a model-time chart of ``n_bars`` bars and ``legend_rows``
+    legend rows, made once and emptied of the last chart's bars, markers, labels and
+    legend when handed out again (a new figure and its axes and ticks cost about a
+    third of a chart's time); every chart sets its limits, ticks, labels and title
+    again, so it comes out as on a new figure (``tests/test_replay.py`` compares the
+    bytes)."""
+    key = (n_bars, legend_rows)
+    if key in _FIGURES:
+        fig, ax = _FIGURES[key]
+        for artist in (*ax.collections, *ax.texts, *fig.legends):
+            artist.remove()
+    else:
+        height = 0.36 * n_bars + 1.3 + 0.24 * legend_rows
+        fig, ax = plt.subplots(figsize=(WIDTH_IN, height))
+        bottom_in = 0.55 + 0.24 * legend_rows
+        top = 1 - 0.62 / height
+        fig.subplots_adjust(left=0.25, right=0.84, top=top, bottom=bottom_in / height)
+        _FIGURES[key] = fig, ax
+    return _FIGURES[key]

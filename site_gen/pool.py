@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 from collections import Counter
 from multiprocessing.pool import Pool
@@ -96,13 +95,10 @@ def warm(
     return cache.hits, cache.misses
 
 
-def validation_of(specs: SpecDatabase, inputs: ModelInputs | None) -> tuple[ValidationData, bool]:
+def validation_of(specs: SpecDatabase, inputs: ModelInputs | None) -> ValidationData:
     """The Validation page's data (:func:`site_gen.gather.validation.gather_validation`)
-    for a site of ``specs`` built from ``inputs`` (None: the bundled ones), and whether it
-    was predicted with ``specs`` itself (not the bundled database): the page tells the
-    two apart by identity, which the trip back from the worker loses."""
-    validation = gather_validation(specs, inputs if inputs is not None else bundled_inputs())
-    return validation, validation.specs is specs
+    for a site of ``specs`` built from ``inputs`` (None: the bundled ones)."""
+    return gather_validation(specs, inputs if inputs is not None else bundled_inputs())
 
 
 def gather_on(
@@ -124,10 +120,7 @@ def gather_on(
         hits, misses = task.get()
         found, made = found + hits, made + misses
     before = Counter(cache.misses)
-    validated, with_site_specs = validation.get()
-    if with_site_specs:  # the site's own database, as gathered here: the same object
-        validated = dataclasses.replace(validated, specs=specs)
-    atlas = dense.gather(specs, cache, inputs, validation=validated)
+    atlas = dense.gather(specs, cache, inputs, validation=validation.get())
     # This gather's hits are the records the workers just made or found; a miss here is a
     # record a worker could not store, evaluated again.
     cache.hits, cache.misses = found, made + (cache.misses - before)

@@ -399,10 +399,17 @@ def test_cv_sources_read_as_short_names_and_stay_escaped():
 
 def test_the_pool_keeps_the_site_database_apart_from_the_bundled_fallback() -> None:
     """The Validation page's data is gathered on a worker (site_gen.pool.validation_of);
-    the page says "predicted with the bundled spec database" when the data's database is
-    not the site's object, which a trip through pickle alone would always make it."""
+    whether its predictions used the site's own database must come back with it: the
+    worker's copy of the site's database is never the site's object."""
     for specs, with_site in ((load_specs(None), True), (load_specs(SMALL_SPECS), False)):
         sent = pickle.loads(pickle.dumps((specs, None)))  # as the pool sends the arguments
-        validation, same = pool.validation_of(*sent)
-        assert same is with_site, specs.origin
-        assert (validation.specs is sent[0]) is with_site
+        validation = pickle.loads(pickle.dumps(pool.validation_of(*sent)))  # and back
+        assert validation.site_specs is with_site, specs.origin
+
+
+def test_the_page_names_another_database_only_when_the_data_says_so(small_site) -> None:
+    data = small_site.atlas.validated()
+    for site_specs in (True, False):
+        out = validation.render_with(small_site, dataclasses.replace(data, site_specs=site_specs))
+        shown = "Predicted with the bundled spec database" in _text(out)
+        assert shown is not site_specs

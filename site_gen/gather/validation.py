@@ -25,7 +25,10 @@ from site_gen.inputs import ModelInputs
 @dataclass(frozen=True)
 class ValidationData:
     """What the Validation page shows: the sets, the spec database they were predicted
-    with, the report, the stored error bands and the support of each stored parameter."""
+    with, the report, the stored error bands and the support of each stored parameter.
+    ``site_specs``: whether that database is the site's own (else the page says the
+    predictions used another), decided where the data is gathered: the data may be
+    gathered on a worker, whose copy of the site's database is never the site's object."""
 
     measurements: MeasurementDatabase
     specs: SpecDatabase
@@ -33,6 +36,7 @@ class ValidationData:
     report: ValidationReport
     bands: ErrorBands
     support: tuple[Support, ...]
+    site_specs: bool = True
 
 
 def measurements_for(specs: SpecDatabase) -> tuple[MeasurementDatabase, SpecDatabase]:
@@ -48,10 +52,13 @@ def measurements_for(specs: SpecDatabase) -> tuple[MeasurementDatabase, SpecData
 
 
 def validation_of(
-    measurements: MeasurementDatabase, specs: SpecDatabase, calibration: CalibrationData
+    measurements: MeasurementDatabase,
+    specs: SpecDatabase,
+    calibration: CalibrationData,
+    site_specs: bool = True,
 ) -> ValidationData:
-    """``measurements`` predicted with ``specs`` (the site's, or the bundled database when
-    the site's lacks the measured GPUs) and ``calibration``."""
+    """``measurements`` predicted with ``specs`` (the site's, or, ``site_specs`` False,
+    the bundled database when the site's lacks the measured GPUs) and ``calibration``."""
     report = validate(measurements, specs, calibration)
     return ValidationData(
         measurements,
@@ -60,12 +67,14 @@ def validation_of(
         report,
         load_error_bands(),
         tuple(support(calibration, measurements)),
+        site_specs,
     )
 
 
 def gather_validation(specs: SpecDatabase, inputs: ModelInputs) -> ValidationData:
     """The Validation page's data for a site of ``specs`` built from ``inputs``."""
     if inputs.measurements is not None and inputs.measurement_specs is not None:
-        return validation_of(inputs.measurements, inputs.measurement_specs, inputs.calibration)
-    measurements, used = measurements_for(specs)
-    return validation_of(measurements, used, inputs.calibration)
+        measurements, used = inputs.measurements, inputs.measurement_specs
+    else:
+        measurements, used = measurements_for(specs)
+    return validation_of(measurements, used, inputs.calibration, site_specs=used is specs)

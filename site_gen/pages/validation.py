@@ -264,7 +264,7 @@ def render_with(site: SiteInput, data: ValidationData) -> PageOutput:
         reading=_reading(report),
         cold=harness.cold_start(calibration, report),
         parameters=parameters,
-        fallback=specs is not site.atlas.specs,
+        fallback=not data.site_specs,
         site_origin=site.atlas.specs.origin,
         used_origin=specs.origin,
         methodology=rel(f"{GEN}/methodology.md", PAGE),

@@ -42,12 +42,10 @@ class _Printer(LatexPrinter):
 _NAMES = {**LATEX_NAMES, **QUANTITY_LATEX}
 
 
-@functools.lru_cache(maxsize=8192)
 def symbolic(expr: sympy.Expr) -> str:
-    """The formula in the model's named symbols (remembered per expression: the site
-    prints the same few hundred formulas on thousands of pages, and the printed text
-    depends on the expression alone)."""
-    return _Printer({"symbol_names": _NAMES}).doprint(expr)
+    """The formula in the model's named symbols (remembered, as :func:`instantiated`'s:
+    the site prints the same few hundred formulas on thousands of pages)."""
+    return _printed(expr, frozenset())
 
 
 def instantiated(
@@ -74,7 +72,7 @@ def instantiated(
     return _printed(expr, frozenset(figures.items()))
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=8192)
 def _printed(expr: sympy.Expr, figures: frozenset[tuple[sympy.Symbol, str]]) -> str:
     """``expr`` printed with ``figures`` (symbol -> printed number) in place of those
     symbols' names: what it prints depends on these alone, and one GPU's pages and

@@ -194,12 +194,8 @@ def _same_bytes(path: Path, data: bytes) -> bool:
 def put_file(target: Path, data: bytes, previous: Path | None = None) -> bool:
     """Create ``target`` holding ``data``: a hard link to ``previous`` when that holds the
     same bytes, else a new file. True when linked. ``target`` must not exist yet."""
-    if previous is not None and _same_bytes(previous, data):
-        try:
-            os.link(previous, target)
-            return True
-        except OSError:  # another file system, or links not allowed: write it
-            pass
+    if previous is not None and _same_bytes(previous, data) and _linked(previous, target):
+        return True
     with open(target, "xb") as handle:
         handle.write(data)
     return False
@@ -208,20 +204,23 @@ def put_file(target: Path, data: bytes, previous: Path | None = None) -> bool:
 def replace_file(target: Path, data: bytes) -> None:
     """Replace ``target`` by a new file holding ``data`` (a rename: never written in place,
     so a file linked elsewhere keeps its bytes)."""
-    temporary = target.with_name(f".{target.name}.tmp-{os.getpid()}")
+    temporary = _temporary(target)
     with open(temporary, "wb") as handle:
         handle.write(data)
     os.replace(temporary, target)
+
+
+def _temporary(target: Path) -> Path:
+    """A name beside ``target`` to make its replacement under, then rename over it."""
+    return target.with_name(f".{target.name}.tmp-{os.getpid()}")
 
 
 def replace_with_link(source: Path, target: Path) -> None:
     """Replace ``target`` by a hard link to ``source`` (made under a temporary name, then
     renamed over it: never written through), or by a copy of its bytes where links
     cannot be made."""
-    temporary = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    try:
-        os.link(source, temporary)
-    except OSError:  # another file system, or links not allowed
+    temporary = _temporary(target)
+    if not _linked(source, temporary):
         replace_file(target, source.read_bytes())
         return
     os.replace(temporary, target)

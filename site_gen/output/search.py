@@ -73,11 +73,15 @@ _RAW_TEXT = frozenset(html.parser.HTMLParser.CDATA_CONTENT_ELEMENTS)
 
 def source_digest() -> str:
     """The digest :data:`KNOWN_SOURCE` is compared with, of the installed Material."""
-    source = (
+    return _digest(
         inspect.getsource(Parser)
         + inspect.getsource(SearchIndex.add_entry_from_context)
         + inspect.getsource(Element)
     )
+
+
+def _digest(source: str) -> str:
+    """The first 12 hex digits of the sha256 of ``source``: the known digests' form."""
     return hashlib.sha256(source.encode()).hexdigest()[:12]
 
 
@@ -143,8 +147,8 @@ class SkippedTags:
 
 @functools.lru_cache(maxsize=1)
 def _known_tokenizer() -> bool:
-    source = inspect.getsource(html.parser)
-    return hashlib.sha256(source.encode()).hexdigest()[:12] == KNOWN_TOKENIZER
+    """Whether the installed ``html.parser`` is the one :meth:`QuickParser.feed` mimics."""
+    return _digest(inspect.getsource(html.parser)) == KNOWN_TOKENIZER
 
 
 def plain_tokens(page_html: str) -> list[re.Match[str]] | None:

@@ -58,19 +58,19 @@ def validation_svg(
         legend = fig.legend(loc="upper center", bbox_to_anchor=(0.56, 1.0), ncols=2, frameon=False)
         # Same series, same figure: one legend for all charts with or without the line.
         replay(legend, ("validation", break_even))
-        try:
-            return to_svg(fig, close=False)
-        finally:
-            for artist in (*ax.lines, legend):
-                artist.remove()
+        return to_svg(fig, close=False)
 
 
 def _figure() -> tuple[plt.Figure, plt.Axes]:
-    """The process' figure for validation charts, made once and emptied after each chart
-    (a new figure and its axes, ticks and grid cost a third of a chart's time); what a
-    chart sets it sets every time (limits, ticks, grid, labels), so each comes out as it
-    would from a new figure (``tests/test_replay.py`` compares the bytes)."""
-    if "fig" not in _FIGURE:
+    """The process' figure for validation charts, made once and emptied of the last
+    chart's lines and legend when handed out again, as the model-time charts' are (a new
+    figure and its axes, ticks and grid cost a third of a chart's time); what a chart
+    sets it sets every time (limits, ticks, grid, labels), so each comes out as it would
+    from a new figure (``tests/test_replay.py`` compares the bytes)."""
+    if "fig" in _FIGURE:
+        for artist in (*_FIGURE["ax"].lines, *_FIGURE["fig"].legends):
+            artist.remove()
+    else:
         fig, ax = plt.subplots(figsize=FIG_IN)
         fig.subplots_adjust(left=0.16, right=0.97, bottom=0.17, top=0.8)
         _FIGURE.update(fig=fig, ax=ax)

@@ -8,9 +8,10 @@ evaluator, the LaTeX printer and the spec loader agree on one mapping.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import sympy
+
+from roofline.symbol_types import HardwareSymbol
+from roofline.symbol_types import hardware_symbol as _hw
 
 M, K, N = sympy.symbols("M K N", integer=True, positive=True)
 SHAPE_SYMBOLS: tuple[sympy.Symbol, sympy.Symbol, sympy.Symbol] = (M, K, N)
@@ -21,39 +22,6 @@ GROUPED_SHAPE_SYMBOLS: tuple[sympy.Symbol, ...] = (M, K, N, G)
 
 # The two dimensions of a tensor being cast; recipes write their kernel bytes in these.
 DIM0, DIM1 = sympy.symbols("d_0 d_1", integer=True, positive=True)
-
-
-@dataclass(frozen=True)
-class HardwareSymbol:
-    """One hardware parameter: its sympy symbol, spec-file key and LaTeX name.
-
-    ``fallback`` names the spec key whose value stands in when a GPU's spec omits this
-    one (a per-path peak that equals the general one on most GPUs); "" for none.
-    ``default`` is the number an absent value stands for, when that number changes
-    nothing (sm_count: more SMs than any GEMM has tiles, so waves are not modelled); None
-    for none.
-    """
-
-    symbol: sympy.Symbol
-    spec_key: str
-    latex: str
-    description: str
-    unit: str
-    fallback: str = ""
-    default: float | None = None
-
-
-def _hw(
-    name: str,
-    spec_key: str,
-    latex: str,
-    description: str,
-    unit: str,
-    fallback: str = "",
-    default: float | None = None,
-) -> HardwareSymbol:
-    symbol = sympy.Symbol(name, positive=True)
-    return HardwareSymbol(symbol, spec_key, latex, description, unit, fallback, default)
 
 
 PEAK_BF16 = _hw("P_bf16", "bf16_peak_tops", r"P_{\mathrm{bf16}}", "dense bf16 peak", "FLOP/s")
@@ -329,6 +297,34 @@ T_COLD_CAST = _hw(
     "s",
 )
 
+# A benchmark that calls the same kernel back to back without evicting L2 (a measurement
+# set's l2 = "warm") finds the operands of a kernel that fits in the last-level cache
+# still there from the previous call, so the kernel streams them from that cache, not
+# from DRAM (roofline.analysis.harness). How much faster is a property of the cache
+# (its bandwidth over DRAM's), fitted on the warm measurements of the fit sets; which
+# kernels fit rests on the cache's size, a spec figure (l2_cache_bytes). Like the cold
+# starts it is how benchmarks are scored: the site's predictions, of kernels in a running
+# model whose other layers evict the cache between calls, stream from DRAM.
+PHI_L2 = _hw(
+    "phi_L2",
+    "warm_l2_bandwidth_fraction",
+    r"\varphi_{\mathrm{L2}}",
+    "DRAM bandwidth as a fraction of the bandwidth a kernel streams a working set held in "
+    "the last-level cache at, in a benchmark that repeats it without evicting the cache "
+    "(how warm-cache benchmarks are scored; not in the site's predictions)",
+    "1",
+)
+#: The last-level cache's capacity (L2 on NVIDIA GPUs, the Infinity Cache on AMD CDNA3 and
+#: CDNA4): a spec figure that only the scoring of warm benchmarks reads, so not an argument
+#: of any model (not in HARDWARE_SYMBOLS). Absent: no kernel counts as cache-resident.
+L2_CAPACITY = _hw(
+    "C_L2",
+    "l2_cache_bytes",
+    r"C_{\mathrm{L2}}",
+    "capacity of the last-level cache before DRAM (L2; the Infinity Cache on AMD Instinct)",
+    "bytes",
+)
+
 #: The calibrated model's parameters, in argument order after HARDWARE_SYMBOLS.
 CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
     ETA_GEMM_BF16,
@@ -360,11 +356,12 @@ CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
     T_GEMM_FP4,
     T_COLD,
     T_COLD_CAST,
+    PHI_L2,
 )
 
 #: The calibration parameters no model term uses: they say how a measurement was taken
 #: (scored in roofline.analysis.validation), not what a kernel costs.
-HARNESS_SYMBOLS: tuple[HardwareSymbol, ...] = (T_COLD, T_COLD_CAST)
+HARNESS_SYMBOLS: tuple[HardwareSymbol, ...] = (T_COLD, T_COLD_CAST, PHI_L2)
 #: The fixed latencies stored per GPU, resolved GPU -> architecture family -> every GPU
 #: like the efficiencies (roofline.calibration.params); every other latency is model-wide.
 #: A tiny cast's launch differs between GPUs more than any kernel's cost model allows one
@@ -380,10 +377,14 @@ MODEL_CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = tuple(
 # the bytes a side kernel of a timed call moves.
 KERNEL_TIME = sympy.Symbol("T_k", positive=True)
 SIDE_BYTES = sympy.Symbol("b_side", positive=True)
+# The bytes one kernel moves (reads + writes), which decide whether it fits in the cache.
+KERNEL_BYTES = sympy.Symbol("b_k", positive=True)
 
 #: Symbol -> LaTeX name, for ``sympy.latex(expr, symbol_names=LATEX_NAMES)``.
 LATEX_NAMES: dict[sympy.Symbol, str] = {
-    hw.symbol: hw.latex for hw in (*HARDWARE_SYMBOLS, *CALIBRATION_SYMBOLS)
+    hw.symbol: hw.latex for hw in (*HARDWARE_SYMBOLS, *CALIBRATION_SYMBOLS, L2_CAPACITY)
 }
 LATEX_NAMES.update({DIM0: r"d_{0}", DIM1: r"d_{1}"})
-LATEX_NAMES.update({KERNEL_TIME: r"T_{k}", SIDE_BYTES: r"b_{\mathrm{side}}"})
+LATEX_NAMES.update(
+    {KERNEL_TIME: r"T_{k}", SIDE_BYTES: r"b_{\mathrm{side}}", KERNEL_BYTES: r"b_{k}"}
+)

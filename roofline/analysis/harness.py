@@ -7,6 +7,10 @@ less, than that, and the measurement file says how (:mod:`roofline.measurements`
   times on an L2 full of the eviction's dirty lines: :data:`COLD_START` adds a GEMM's cold
   start :data:`roofline.symbols.T_COLD` to each GEMM and :data:`CAST_COLD_START` a
   memory-bound kernel's, :data:`roofline.symbols.T_COLD_CAST`, to each other kernel;
+* a set timed back to back on the same operands (``l2 = "warm"``) finds a kernel's data
+  still in the last-level cache when it fits there: :data:`WARM_BANDWIDTH` streams each
+  kernel whose bytes fit in the GPU's cache (:data:`roofline.symbols.L2_CAPACITY`) at the
+  DRAM bandwidth over :data:`roofline.symbols.PHI_L2` (:func:`warm_times`);
 * a set whose timed call also runs kernels no model term has (``[[set.side_kernels]]``:
   a zero fill of an output buffer, a cast of a result) is predicted with them, each timed
   as a pointwise kernel by the model in use (:func:`side_kernel_time`).
@@ -25,13 +29,18 @@ import sympy
 from roofline.calibration.params import CalibratedParameters
 from roofline.measurements import L2State, MeasurementSet, SideKernel, Timer
 from roofline.model.calibrated import kind_time
+from roofline.model.compiled import CompiledModel
 from roofline.model.torchao import pointwise_time
 from roofline.recipes import CastKind
 from roofline.specs import GpuSpec
 from roofline.symbols import (
     CALIBRATION_SYMBOLS,
     HARDWARE_SYMBOLS,
+    KERNEL_BYTES,
     KERNEL_TIME,
+    L2_CAPACITY,
+    MEM_BW,
+    PHI_L2,
     SIDE_BYTES,
     T_COLD,
     T_COLD_CAST,
@@ -94,6 +103,54 @@ def cold_started(
     return out
 
 
+#: The bandwidth a kernel moving b_k bytes streams at when a benchmark repeats it without
+#: evicting the cache (a set whose ``l2`` is ``warm``): its reads hit the cache the
+#: previous call filled when they fit in it, at the DRAM bandwidth over phi_L2; a kernel
+#: larger than the cache evicts its own data before it reads it again, so it streams from
+#: DRAM. Any timer: the cache state is the benchmark's, not the clock's.
+WARM_BANDWIDTH = sympy.Piecewise(
+    (MEM_BW.symbol / PHI_L2.symbol, sympy.Le(KERNEL_BYTES, L2_CAPACITY.symbol)),
+    (MEM_BW.symbol, True),
+)
+_warm_bandwidth = sympy.lambdify(
+    (KERNEL_BYTES, MEM_BW.symbol, PHI_L2.symbol, L2_CAPACITY.symbol), WARM_BANDWIDTH, "numpy"
+)
+
+
+def streams_warm(mset: MeasurementSet, gpu: GpuSpec) -> bool:
+    """Whether ``mset`` is predicted with :data:`WARM_BANDWIDTH`: timed with the cache warm
+    on a GPU whose cache size the spec database gives."""
+    return mset.l2 is L2State.WARM and gpu.l2_cache_bytes is not None
+
+
+def warm_times(
+    mset: MeasurementSet,
+    compiled: CompiledModel,
+    gpu: GpuSpec,
+    params: CalibratedParameters,
+    dims: np.ndarray,
+    groups: np.ndarray | None,
+    times: dict[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    """``times`` (each term's and side kernel's seconds at DRAM bandwidth) with every
+    kernel that fits in the cache at the bandwidth :data:`WARM_BANDWIDTH` gives it."""
+    phi = params.values[PHI_L2.spec_key].value
+    dram_bytes_s = gpu.value(MEM_BW.spec_key)
+    warm_bytes_s = dram_bytes_s / phi
+    model_keys = tuple(key for key in times if not key.startswith("side."))
+    m, k, n = dims[:, 0], dims[:, 1], dims[:, 2]
+    traffic = compiled.traffic_bytes(m, k, n, groups, model_keys)
+    fast = compiled.term_times(gpu, m, k, n, params, groups, model_keys, warm_bytes_s)
+    if mset.side_kernels:
+        traffic |= side_kernel_traffic(mset, dims, groups)
+        fast |= side_kernel_times(mset, gpu, params, dims, groups, warm_bytes_s)
+    out = {}
+    for key, value in times.items():
+        bandwidth = _warm_bandwidth(traffic[key], dram_bytes_s, phi, gpu.l2_cache_bytes)
+        out[key] = np.where(bandwidth > dram_bytes_s, fast[key], value)
+    return out
+
+
 def side_kernel_bytes(kernel: SideKernel) -> sympy.Expr:
     """Bytes the kernel moves: (read + write bytes per element) x the product of its
     dimensions (one element for a scalar)."""
@@ -125,10 +182,14 @@ def side_kernel_times(
     params: CalibratedParameters | None,
     dims: np.ndarray,
     groups: np.ndarray | None,
+    bandwidth_bytes_s: float | None = None,
 ) -> dict[str, np.ndarray]:
     """Seconds of each side kernel of ``mset`` at every shape row of ``dims`` (M, K, N
-    columns), keyed ``side.<index>``; ``params``: the calibrated model's (None: torchao's)."""
+    columns), keyed ``side.<index>``; ``params``: the calibrated model's (None: torchao's);
+    ``bandwidth_bytes_s``: the memory bandwidth in place of the GPU's."""
     hardware = gpu.hardware_values()
+    if bandwidth_bytes_s is not None:
+        hardware[MEM_BW.spec_key] = bandwidth_bytes_s
     numbers = params.numbers() if params is not None else {}
     values: dict[sympy.Symbol, object] = {M: dims[:, 0], K: dims[:, 1], N: dims[:, 2]}
     if groups is not None:
@@ -140,6 +201,24 @@ def side_kernel_times(
         symbols, fn = _compiled(kernel, params is not None)
         seconds = fn(*(values[s] for s in symbols))
         out[f"side.{index}"] = np.broadcast_to(np.asarray(seconds, dtype=np.float64), len(dims))
+    return out
+
+
+@functools.cache
+def _bytes_function(kernel: SideKernel) -> object:
+    return sympy.lambdify((M, K, N, G), side_kernel_bytes(kernel), "numpy")
+
+
+def side_kernel_traffic(
+    mset: MeasurementSet, dims: np.ndarray, groups: np.ndarray | None
+) -> dict[str, np.ndarray]:
+    """Bytes each side kernel of ``mset`` moves at every shape row of ``dims``, keyed
+    ``side.<index>`` (:func:`side_kernel_bytes`)."""
+    g = groups if groups is not None else np.ones(len(dims))
+    out = {}
+    for index, kernel in enumerate(mset.side_kernels):
+        moved = _bytes_function(kernel)(dims[:, 0], dims[:, 1], dims[:, 2], g)
+        out[f"side.{index}"] = np.broadcast_to(np.asarray(moved, dtype=np.float64), len(dims))
     return out
 
 

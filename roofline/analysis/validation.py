@@ -22,10 +22,13 @@ from roofline.analysis.harness import (
     side_kernel_times,
     side_parameter_symbols,
     starts_cold,
+    streams_warm,
+    warm_times,
 )
 from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, load_calibration
 from roofline.calibration.params import CalibratedParameters, calibration_for
 from roofline.measurements import (
+    L2State,
     MeasuredQuantity,
     MeasurementDatabase,
     MeasurementSet,
@@ -38,7 +41,7 @@ from roofline.model.compiled import compile_model
 from roofline.model.terms import LOWP_SIDE, Quantity
 from roofline.recipes import Mode, get_recipe
 from roofline.specs import SpecDatabase, load_specs
-from roofline.symbols import CALIBRATION_SYMBOLS, T_COLD, T_COLD_CAST
+from roofline.symbols import CALIBRATION_SYMBOLS, PHI_L2, T_COLD, T_COLD_CAST
 
 #: The calibrated model's goal per role: the mean error a set should be within. Fixed in
 #: advance (issue #18), never moved to fit a result; a set above it is shown as above it.
@@ -182,6 +185,8 @@ def predict_set(
     times = compiled.term_times(gpu, dims[:, 0], dims[:, 1], dims[:, 2], params, groups, keys)
     if mset.side_kernels:
         times = {**times, **side_kernel_times(mset, gpu, params, dims, groups)}
+    if calibrated and streams_warm(mset, gpu):
+        times = warm_times(mset, compiled, gpu, params, dims, groups, times)
     if calibrated and starts_cold(mset):
         values = params.values
         gemm_s, cast_s = values[T_COLD.spec_key].value, values[T_COLD_CAST.spec_key].value
@@ -224,6 +229,8 @@ def set_parameter_keys(mset: MeasurementSet, model_wide: bool = False) -> frozen
     if starts_cold(mset):
         keys = [t.key for t in terms] + [f"side.{i}" for i in range(len(mset.side_kernels))]
         used |= {T_COLD.symbol if is_gemm_term(k) else T_COLD_CAST.symbol for k in keys}
+    if mset.l2 is L2State.WARM:
+        used.add(PHI_L2.symbol)
     return frozenset(
         hw.spec_key
         for hw in CALIBRATION_SYMBOLS

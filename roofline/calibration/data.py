@@ -29,18 +29,27 @@ BUNDLED_CALIBRATION = "bundled calibration (roofline/data/calibration.toml)"
 STORED_BASES = ("fitted", "measured")
 #: The fixed latencies stored per GPU ([gpu.values."<key>"]), not model-wide.
 PER_GPU_LATENCY_KEYS = tuple(hw.spec_key for hw in PER_GPU_LATENCY_SYMBOLS)
-# Model-wide parameters: the other fixed latencies (in seconds); every other one is per GPU.
+# Model-wide parameters: the other fixed latencies (in seconds) and how benchmarks are
+# scored (the harness parameters); every other one is per GPU.
 GLOBAL_KEYS = tuple(
     hw.spec_key
     for hw in CALIBRATION_SYMBOLS
-    if hw.unit == "s" and hw.spec_key not in PER_GPU_LATENCY_KEYS
+    if (hw.unit == "s" and hw.spec_key not in PER_GPU_LATENCY_KEYS) or hw in HARNESS_SYMBOLS
 )
 GPU_VALUE_KEYS = tuple(hw.spec_key for hw in CALIBRATION_SYMBOLS if hw.spec_key not in GLOBAL_KEYS)
-#: Model-wide parameters a file may leave out: the cold starts of L2-flushed benchmarks are
-#: how measurements are scored, not a kernel's cost, and files written before they existed
-#: stay valid (without the GEMMs', cold-L2 sets are scored with none; without the casts',
-#: casts take the GEMMs').
+#: Model-wide parameters a file may leave out: the cold starts of L2-flushed benchmarks and
+#: the warm cache's bandwidth are how measurements are scored, not a kernel's cost, and
+#: files written before they existed stay valid (without the GEMMs' cold start, cold-L2
+#: sets are scored with none; without the casts', casts take the GEMMs'; without the warm
+#: fraction, warm sets stream from DRAM).
 OPTIONAL_GLOBAL_KEYS = tuple(hw.spec_key for hw in HARNESS_SYMBOLS)
+#: An absent scoring parameter's value (one that changes nothing) and its source text.
+HARNESS_DEFAULTS: dict[str, tuple[float, str]] = {
+    hw.spec_key: (0.0, "assumed 0: no stored value (cold-L2 measurements scored without it)")
+    if hw.unit == "s"
+    else (1.0, "assumed 1: no stored value (warm measurements scored at DRAM bandwidth)")
+    for hw in HARNESS_SYMBOLS
+}
 _ENTRY_FIELDS = ("value", "basis", "sets", "note")
 _CV_FIELDS = ("mean_error", "points", "shapes", "method", "sets")
 #: Largest ``[gpu.cv]`` count: more points than any measurement file may hold.

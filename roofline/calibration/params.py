@@ -16,7 +16,7 @@ Values resolve GPU -> architecture family -> global, in this order:
 3. every GPU of the database that has the value, likewise (level ``global``); for the
    model-wide fixed latencies without a stored value, and a GEMM or cast fraction or a
    per-GPU latency no GPU has, the spec database's own figure (launch floor,
-   ``pct_achievable_*``).
+   ``pct_achievable_*``); a scoring parameter without one changes nothing.
 
 Each assumed value carries the range its GPUs span (``low``/``high``), which pages use to
 show how uncertain the GPU's numbers are; :mod:`roofline.analysis.error_bands` turns the
@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 
 from roofline.calibration.data import (
     GLOBAL_KEYS,
+    HARNESS_DEFAULTS,
     OPTIONAL_GLOBAL_KEYS,
     PER_GPU_LATENCY_KEYS,
     CalibrationData,
@@ -86,10 +87,8 @@ def family_of(gpu: GpuSpec) -> str:
 
 @dataclass(frozen=True)
 class ParameterValue:
-    """One parameter's value for one GPU, with where it comes from.
-
-    ``low``/``high`` bound an assumed value: the range the GPUs that have it span.
-    """
+    """One parameter's value for one GPU, with where it comes from; ``low``/``high``
+    bound an assumed value: the range the GPUs that have it span."""
 
     value: float
     basis: Basis
@@ -335,8 +334,8 @@ class _Resolver:
             value = self.latency(gpu, parent)
             return replace(value, basis=Basis.ASSUMED, source=f"assumed equal to {parent}")
         if key in OPTIONAL_GLOBAL_KEYS:
-            source = "assumed 0: no stored value (cold-L2 measurements scored without it)"
-            return ParameterValue(0.0, Basis.ASSUMED, source, level=Level.GLOBAL)
+            value, source = HARNESS_DEFAULTS[key]
+            return ParameterValue(value, Basis.ASSUMED, source, level=Level.GLOBAL)
         source = "assumed: the spec database's kernel launch floor (no stored value)"
         floor_s = gpu.kernel_launch_overhead_s
         return ParameterValue(floor_s, Basis.ASSUMED, source, level=Level.GLOBAL)

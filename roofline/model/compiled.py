@@ -25,6 +25,8 @@ from roofline.symbols import (
     CALIBRATION_SYMBOLS,
     GROUPED_SHAPE_SYMBOLS,
     HARDWARE_SYMBOLS,
+    MEM_BW,
+    N_SM,
     SHAPE_SYMBOLS,
 )
 
@@ -51,6 +53,7 @@ class CompiledModel:
         calibration: CalibratedParameters | ParameterStack | None = None,
         groups: np.ndarray | None = None,
         keys: tuple[str, ...] | None = None,
+        bandwidth_bytes_s: float | None = None,
     ) -> dict[str, np.ndarray]:
         """Seconds per term (GEMM or kernel), keyed by the term's stable key.
 
@@ -59,11 +62,14 @@ class CompiledModel:
         shapes only: each time then has a row per calibration); a grouped model needs
         ``groups``, the expert count G per shape. ``keys``: only these terms (a function of
         their own, compiled once; a fit evaluates one kernel's term of a training model
-        hundreds of times).
+        hundreds of times). ``bandwidth_bytes_s``: the memory bandwidth in place of the
+        GPU's (how a benchmark that streams from a warm cache is scored).
         """
         if isinstance(calibration, ParameterStack) and np.ndim(m) != 1:
             raise ValueError("a parameter stack is evaluated over one-dimensional shapes")
         hardware = gpu.hardware_values()
+        if bandwidth_bytes_s is not None:
+            hardware[MEM_BW.spec_key] = bandwidth_bytes_s
         # A parameter the model does not use may be absent (fp4 on an fp8-only GPU).
         args = [hardware.get(hw.spec_key, np.nan) for hw in HARDWARE_SYMBOLS]
         if self.model.calibrated:
@@ -71,6 +77,38 @@ class CompiledModel:
                 raise ValueError("a calibrated model needs the GPU's calibrated parameters")
             numbers = calibration.numbers()
             args += [numbers[hw.spec_key] for hw in CALIBRATION_SYMBOLS]
+        rows = len(calibration) if isinstance(calibration, ParameterStack) else None
+        return self._evaluate(args, m, k, n, groups, keys, rows)
+
+    def traffic_bytes(
+        self,
+        m: np.ndarray,
+        k: np.ndarray,
+        n: np.ndarray,
+        groups: np.ndarray | None = None,
+        keys: tuple[str, ...] | None = None,
+    ) -> dict[str, np.ndarray]:
+        """The bytes each term's kernel moves (reads + writes), keyed like
+        :meth:`term_times`: its time on a machine that moves one byte a second, computes
+        without limit and runs every kernel at once at full efficiency. Every term is
+        fixed latencies plus the longest of FLOPs / rate and bytes / (efficiency x
+        bandwidth), so on that machine only the bytes are left (tests check it against
+        the traffic rule)."""
+        args = [_UNIT_MACHINE[hw.unit] for hw in HARDWARE_SYMBOLS]
+        if self.model.calibrated:
+            args += [_UNIT_MACHINE[hw.unit] for hw in CALIBRATION_SYMBOLS]
+        return self._evaluate(args, m, k, n, groups, keys, rows=None)
+
+    def _evaluate(
+        self,
+        args: list[Any],
+        m: np.ndarray,
+        k: np.ndarray,
+        n: np.ndarray,
+        groups: np.ndarray | None,
+        keys: tuple[str, ...] | None,
+        rows: int | None,
+    ) -> dict[str, np.ndarray]:
         dims = [m, k, n]
         if self.model.grouped:
             if groups is None:
@@ -80,8 +118,8 @@ class CompiledModel:
         fn = self._fn if keys is None else _terms_function(self, keys)
         results = fn(*dims, *args)
         shape = np.broadcast(*dims).shape
-        if isinstance(calibration, ParameterStack):  # a row per calibration
-            shape = (len(calibration), *shape)
+        if rows is not None:  # a row per calibration of a stack
+            shape = (rows, *shape)
         return {
             term.key: _read_only(value, shape, dims)
             for term, value in zip(terms, results, strict=True)
@@ -105,6 +143,18 @@ class CompiledModel:
         totals.setdefault(Quantity.BF16_OVERHEAD, np.zeros_like(totals[Quantity.BF16_GEMM]))
         totals[Quantity.SPEEDUP] = self._speedup_fn(*(totals[q] for q in QUANTITY_SYMBOLS))
         return totals
+
+
+#: Each parameter's value, by unit, on the machine :meth:`CompiledModel.traffic_bytes` times
+#: terms on: one byte a second, unbounded peaks (FLOP/s), efficiencies and rate factors of
+#: 1, no latency (seconds), and as many SMs as the no-waves default.
+_UNIT_MACHINE: dict[str, float] = {
+    "bytes/s": 1.0,
+    "FLOP/s": np.inf,
+    "1": 1.0,
+    "s": 0.0,
+    "SMs": N_SM.default,
+}
 
 
 def _read_only(value: Any, shape: tuple[int, ...], dims: list[np.ndarray]) -> np.ndarray:

@@ -33,6 +33,7 @@ from roofline.specs.ranges import (
     DEFAULT_MEM_EFFICIENCY,
     EFFICIENCY_RANGE,
     FP8_BLOCK_TO_FP8_RATIO_RANGE,
+    L2_CAPACITY_RANGE_BYTES,
     LAUNCH_OVERHEAD_RANGE,
     MAX_BANDWIDTH_BYTES_PER_S,
     MEASURED_MATMUL_TFLOPS_RANGE,
@@ -139,6 +140,15 @@ _GPU_KEY_LIST: tuple[KeySpec, ...] = (
         range=SM_COUNT_RANGE,
         noun="whole number of SMs",
         integer=True,
+    ),
+    Number(
+        "l2_cache_bytes",
+        f"capacity of the last-level cache before DRAM (L2; on AMD Instinct the Infinity "
+        f"Cache), bytes in {L2_CAPACITY_RANGE_BYTES.text()}: a kernel that fits in it is "
+        "scored as streaming from it in benchmarks that repeat it without evicting the "
+        "cache; absent = never",
+        range=L2_CAPACITY_RANGE_BYTES,
+        noun="number of bytes",
     ),
     _efficiency(
         "pct_achievable_gemm_tops", "achievable fraction of peak in GEMMs", DEFAULT_GEMM_EFFICIENCY

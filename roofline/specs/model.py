@@ -88,6 +88,8 @@ class GpuSpec:
     # Streaming multiprocessors / compute units (None: the calibrated model's GEMMs are
     # timed without wave quantization: value() returns the symbol's default, 10^12 SMs).
     sm_count: float | None = None
+    # The last-level cache's capacity: read only when warm benchmarks are scored.
+    l2_cache_bytes: float | None = None
 
     @property
     def clock_scale(self) -> float:

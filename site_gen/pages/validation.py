@@ -263,6 +263,7 @@ def render_with(site: SiteInput, data: ValidationData) -> PageOutput:
         calibration_origin=Path(calibration.origin).name,
         reading=_reading(report),
         cold=harness.cold_start(calibration, report),
+        warm=harness.warm_cache(calibration, report),
         parameters=parameters,
         fallback=not data.site_specs,
         site_origin=site.atlas.specs.origin,

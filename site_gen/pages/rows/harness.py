@@ -6,12 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from roofline.analysis.harness import CAST_COLD_START, COLD_START, SIDE_KERNEL_TIME, starts_cold
+from roofline.analysis.harness import (
+    CAST_COLD_START,
+    COLD_START,
+    SIDE_KERNEL_TIME,
+    WARM_BANDWIDTH,
+    starts_cold,
+)
 from roofline.analysis.validation import ValidationReport, mean_abs_error
 from roofline.calibration.data import CalibrationData
 from roofline.measurements import L2State, MeasurementSet, TimedRegion, Timer
 from roofline.publish.latex import symbolic
-from roofline.symbols import T_COLD, T_COLD_CAST
+from roofline.symbols import L2_CAPACITY, PHI_L2, T_COLD, T_COLD_CAST
 from site_gen.context import Table
 from site_gen.markup import safe
 from site_gen.markup.formulas import Formula
@@ -118,6 +124,32 @@ def cast_cold_start_formula() -> Formula:
     caption = "any other kernel (a cast, a rearrangement, a side kernel) timed so"
     latex = symbolic(CAST_COLD_START)
     return Formula(CAST_COLD_ANCHOR, caption, r"T_{k}^{\mathrm{cold}}", latex, "")
+
+
+#: Where the Validation page shows how a warm-cache set is predicted.
+WARM_ANCHOR = "warm-cache"
+
+
+def warm_bandwidth_formula() -> Formula:
+    """:data:`roofline.analysis.harness.WARM_BANDWIDTH`, printed by sympy."""
+    caption = "a kernel moving b_k bytes, timed back to back on the same operands (warm L2)"
+    latex = symbolic(WARM_BANDWIDTH)
+    return Formula(WARM_ANCHOR, caption, r"B_{\mathrm{warm}}", latex, "")
+
+
+def warm_cache(calibration: CalibrationData, report: ValidationReport) -> dict[str, Any]:
+    """The warm-cache bandwidth's formula, its stored fraction and how many scored sets
+    were timed warm."""
+    entry = calibration.globals.get(PHI_L2.spec_key)
+    warm = [r for r in report.sets if r.scored and r.set.l2 is L2State.WARM]
+    return {
+        "formula": warm_bandwidth_formula(),
+        "symbol": safe.math(PHI_L2.latex),
+        "capacity": safe.math(L2_CAPACITY.latex),
+        "capacity_key": L2_CAPACITY.spec_key,
+        "value": parameter_text(entry.value, "1") if entry else None,
+        "sets": len(warm),
+    }
 
 
 #: Where the Validation page shows how a side kernel is predicted.

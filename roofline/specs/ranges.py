@@ -77,6 +77,6 @@ MEASURED_MATMUL_TFLOPS_RANGE = NumberRange(0, 1e6, low_inclusive=False, high_inc
 CLOCK_RANGE_MHZ = NumberRange(100, 5000, low_inclusive=True, high_inclusive=True)
 # Streaming multiprocessors (NVIDIA) or compute units (AMD): today's GPUs have 40-320.
 SM_COUNT_RANGE = NumberRange(1, 1024, low_inclusive=True, high_inclusive=True)
-#: ``l2_cache_bytes``: today's last-level caches hold 4 MB (small GPUs) to 256 MB (the
-#: Infinity Cache of AMD Instinct): 1 MiB to 4 GiB catches a figure typed in MB or KB.
-L2_CAPACITY_RANGE_BYTES = NumberRange(2**20, 2**32, low_inclusive=True, high_inclusive=True)
+#: ``l2_cache_bytes``: today's last-level caches hold 4 MB (small GPUs) to 256 MiB (the
+#: Infinity Cache of AMD Instinct): 1e6 to 4e9 bytes catches a figure typed in MB or KB.
+L2_CAPACITY_RANGE_BYTES = NumberRange(1e6, 4e9, low_inclusive=True, high_inclusive=True)

@@ -61,6 +61,11 @@ def count(value: float) -> str:
     return f"{value:,.0f}"
 
 
+def mebibytes(value_bytes: float) -> str:
+    """Bytes as MiB with the unit, as device queries print caches: 52428800 -> ``50 MiB``."""
+    return f"{value_bytes / 2**20:,.4g} MiB"
+
+
 def tflops(flops_per_s: float | None) -> str:
     """FLOP/s as a whole number of TFLOP/s, no unit (table columns name it): ``1,979``."""
     return MISSING if flops_per_s is None else f"{flops_per_s / TERA:,.0f}"

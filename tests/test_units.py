@@ -78,3 +78,11 @@ def test_one_table_builder_in_the_code():
         if alignment_row.search(path.read_text(encoding="utf-8"))
     ]
     assert writers == ["roofline/publish/table.py"]
+
+
+def test_mebibytes_prints_caches_as_device_queries_do():
+    from roofline.units import mebibytes
+
+    assert mebibytes(52428800) == "50 MiB"
+    assert mebibytes(132644864) == "126.5 MiB"
+    assert mebibytes(268435456) == "256 MiB"

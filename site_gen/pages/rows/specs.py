@@ -102,6 +102,18 @@ def native_formats(gpu: GpuSpec) -> str:
     return ", ".join(gpu.native_formats) or "none"
 
 
+def optional_rows(gpu: GpuSpec) -> list[tuple[str, str, str]]:
+    """The figures only the calibrated model or its scoring reads, where the entry gives
+    them: the SM count (GEMM waves) and the last-level cache (warm benchmarks)."""
+    rows = []
+    if gpu.sm_count is not None:
+        rows.append(("SMs (compute units)", "sm_count", units.count(gpu.sm_count)))
+    if gpu.l2_cache_bytes is not None:
+        cache = units.mebibytes(gpu.l2_cache_bytes)
+        rows.append(("last-level cache (L2; Infinity Cache on AMD)", "l2_cache_bytes", cache))
+    return rows
+
+
 def spec_table(gpu: GpuSpec) -> Table:
     """A GPU page's specification: each figure with its spec key."""
     rows = (
@@ -129,6 +141,7 @@ def spec_table(gpu: GpuSpec) -> Table:
             "kernel_launch_overhead_s",
             units.microseconds(gpu.kernel_launch_overhead_s),
         ),
+        *optional_rows(gpu),
         *((f"{e.name} basis", e.basis_key, e.basis) for e in efficiency_bases(gpu)),
         ("peak basis", "peak_basis", gpu.peak_basis),
         ("accumulate dtype", "accumulate_dtype", gpu.accumulate_dtype),

@@ -323,7 +323,9 @@ def test_gpu_without_measurements_falls_back_and_says_assumed():
     assert fp8.low is not None and fp8.low < fp8.high
 
 
-def test_cast_launch_latency_is_per_gpu_then_family_then_every_gpu():
+def test_cast_launch_latency_is_per_gpu_then_family_then_segment_then_every_gpu():
+    from roofline.calibration.families import segment_of
+
     # Stored per GPU: tiny casts launch sooner on GeForce / RTX PRO Blackwell than on B200.
     data = load_calibration()
     stored = {
@@ -339,17 +341,21 @@ def test_cast_launch_latency_is_per_gpu_then_family_then_every_gpu():
     gb200 = calibration_of(SPECS["NVIDIA GB200"]).values["cast_fixed_latency_s"]
     assert gb200.level is Level.FAMILY and gb200.basis is Basis.ASSUMED
     assert gb200.value == pytest.approx(stored["NVIDIA B200"])
-    # ... else every measured GPU's, with their range
+    # ... else its segment's (MI300X: the HBM datacenter GPUs'), with their range ...
+    datacenter = [v for n, v in stored.items() if segment_of(SPECS[n]) == "HBM datacenter"]
+    assert 0 < len(datacenter) < len(stored)
     mi300 = calibration_of(SPECS["AMD Instinct MI300X"]).values["cast_fixed_latency_s"]
     assert mi300.level is Level.GLOBAL and mi300.basis is Basis.ASSUMED
-    assert mi300.value == pytest.approx(sum(stored.values()) / len(stored))
-    assert (mi300.low, mi300.high) == (min(stored.values()), max(stored.values()))
-    # a latency is a time, not a fraction of a peak: a spec database without any measured
-    # GPU still gets the measured GPUs' mean, not its launch floor
+    assert mi300.value == pytest.approx(sum(datacenter) / len(datacenter))
+    assert (mi300.low, mi300.high) == (min(datacenter), max(datacenter))
+    # ... else every measured GPU's. A latency is a time, not a fraction of a peak: a spec
+    # database without any measured GPU still gets the measured GPUs' mean (none of them is
+    # in its segment there), not its launch floor
     alone = SpecDatabase({"NVIDIA GeForce RTX 4090": SPECS["NVIDIA GeForce RTX 4090"]}, "one")
     gpu = alone["NVIDIA GeForce RTX 4090"]
     value = calibration_for(gpu, alone, data).values["cast_fixed_latency_s"]
-    assert value.value == pytest.approx(mi300.value) and value.level is Level.GLOBAL
+    assert value.value == pytest.approx(sum(stored.values()) / len(stored))
+    assert value.level is Level.GLOBAL
     # the amax reduction's latency, unstored, would take its GPU's cast latency
     reduce = calibration_for(SPECS["NVIDIA GeForce RTX 5090"], SPECS, _without_reduce(data))
     assert reduce.values["reduce_fixed_latency_s"].value == stored["NVIDIA GeForce RTX 5090"]

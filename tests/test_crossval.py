@@ -38,7 +38,8 @@ from roofline.calibration.bounds import (
     out_of_bounds,
 )
 from roofline.calibration.data import load_calibration, parse_calibration
-from roofline.calibration.params import Level, calibration_for, family_of
+from roofline.calibration.families import family_of
+from roofline.calibration.params import Level, calibration_for
 from roofline.cli import main
 from roofline.errors import DataFileError, ShapeError
 from roofline.evaluate import evaluate_terms
@@ -404,3 +405,32 @@ def test_each_json_row_carries_the_band_of_its_own_size(capsys):
         band = band_for(gpu, RowBasis(row["basis"]), mkn=mkn)
         assert row["error_band"] == pytest.approx(round(band.fraction, 4))
     assert len({row["error_band"] for row in rows}) > 1  # small shapes are less certain
+
+
+def test_segments_split_hbm_datacenter_parts_from_gddr_cards():
+    from roofline.calibration.families import segment_of
+
+    gddr = {"NVIDIA GeForce RTX 5090", "NVIDIA RTX PRO 6000 Blackwell Server Edition"}
+    gddr |= {"NVIDIA GeForce RTX 4090", "NVIDIA L40S"}
+    for gpu in SPECS.values():
+        expected = "GDDR workstation/consumer" if gpu.name in gddr else "HBM datacenter"
+        assert segment_of(gpu) == expected, gpu.name
+
+
+def test_a_gpu_without_family_data_pools_its_own_segment_first():
+    """The cast launch latency of a GPU whose family has none: its segment's mean (MI300X:
+    the datacenter GPUs'; L40S: the GDDR cards'), never a mean across both segments."""
+    import statistics
+
+    from roofline.calibration.data import load_calibration
+    from roofline.calibration.families import segment_of
+
+    data = load_calibration()
+    key = "cast_fixed_latency_s"
+    stored = {n: e[key].value for n, e in data.gpus.items() if key in e and n in SPECS}
+    for name in ("AMD Instinct MI300X", "NVIDIA L40S"):
+        gpu = SPECS[name]
+        same = [v for n, v in stored.items() if segment_of(SPECS[n]) == segment_of(gpu)]
+        value = calibration_for(gpu, SPECS, data).values[key]
+        assert same and value.value == pytest.approx(statistics.fmean(same)), name
+        assert value.level is Level.GLOBAL

@@ -35,7 +35,7 @@ from roofline.analysis.validation import (
     validate_set,
 )
 from roofline.calibration.data import CalibrationData, Entry, GpuCv
-from roofline.calibration.params import family_of
+from roofline.calibration.families import family_of
 from roofline.measurements import MeasurementDatabase, MeasurementSet, Point, SetRole
 from roofline.recipes import get_recipe
 from roofline.specs import SpecDatabase

@@ -41,7 +41,8 @@ import sympy
 from roofline import units
 from roofline.calibration.bounds import is_latency
 from roofline.calibration.data import GpuCv
-from roofline.calibration.params import CalibratedParameters, Level, family_of, worst_level
+from roofline.calibration.families import family_of
+from roofline.calibration.params import CalibratedParameters, Level, worst_level
 from roofline.datafiles.core import bundled_text
 from roofline.errors import DataFileError, DataProblem
 from roofline.model.terms import RooflineModel

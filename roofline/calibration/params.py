@@ -1,19 +1,21 @@
 """The calibrated model's parameter values for one GPU, each with its basis and source.
 
-Values resolve GPU -> architecture family -> global, in this order:
+Values resolve GPU -> architecture family -> segment, then every GPU (global), in this
+order:
 
 1. ``roofline/data/calibration.toml``: a value fitted on named measurement sets
    (basis ``fitted``), or read off a kernel-level measurement (basis ``measured``);
    for the bf16 and fp8 GEMM efficiencies also the spec database's public measured matmul
    throughput (MAMF) over the GPU's own peak (basis ``measured``). Level ``gpu``.
-2. the GPU's architecture family (:func:`family_of`: Hopper, Blackwell datacenter,
-   Blackwell consumer, CDNA3, CDNA4, Ada, Ampere): the mean over the family's GPUs that
-   have the value, always as a fraction of *this* GPU's own peak figures (an efficiency,
-   or a ratio of efficiencies applied to this GPU's own parent efficiency), never one
-   other GPU's absolute number. A fixed latency stored per GPU (the cast kernel's launch,
-   :data:`~roofline.calibration.data.PER_GPU_LATENCY_KEYS`) is a time, not a fraction of
-   a peak: its family's mean time. Basis ``assumed``, level ``family``.
-3. every GPU of the database that has the value, likewise (level ``global``); for the
+2. the GPU's architecture family (:mod:`roofline.calibration.families`: Hopper, Blackwell
+   datacenter, Blackwell consumer, CDNA3, CDNA4, Ada, Ampere): the mean over the family's
+   GPUs that have the value, always as a fraction of *this* GPU's own peak figures (an
+   efficiency, or a ratio of efficiencies applied to this GPU's own parent efficiency),
+   never one other GPU's absolute number. A fixed latency stored per GPU (the cast kernel's
+   launch, :data:`~roofline.calibration.data.PER_GPU_LATENCY_KEYS`) is a time, not a
+   fraction of a peak: its family's mean time. Basis ``assumed``, level ``family``.
+3. the GPUs of its market segment that have the value (HBM datacenter parts, GDDR
+   workstation and consumer cards), else every GPU's, likewise (level ``global``); for the
    model-wide fixed latencies without a stored value, and a GEMM or cast fraction or a
    per-GPU latency no GPU has, the spec database's own figure (launch floor,
    ``pct_achievable_*``); a scoring parameter without one changes nothing.
@@ -41,6 +43,7 @@ from roofline.calibration.data import (
     GpuCv,
     load_calibration,
 )
+from roofline.calibration.families import family_of, segment_of
 from roofline.specs import GpuSpec, SpecDatabase, load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS
 
@@ -59,30 +62,6 @@ class Level(enum.StrEnum):
     GPU = "gpu"
     FAMILY = "family"
     GLOBAL = "global"
-
-
-#: Architecture (spec ``architecture``, lower case) -> family; GeForce / RTX PRO Blackwell
-#: parts (sm_120) are told apart from datacenter Blackwell (sm_100) by name.
-ARCHITECTURE_FAMILIES: dict[str, str] = {
-    "hopper": "Hopper",
-    "blackwell": "Blackwell datacenter",
-    "blackwell ultra": "Blackwell datacenter",
-    "cdna3": "CDNA3",
-    "cdna4": "CDNA4",
-    "ada lovelace": "Ada",
-    "ada": "Ada",
-    "ampere": "Ampere",
-}
-_CONSUMER_MARKERS = ("geforce", "rtx")
-
-
-def family_of(gpu: GpuSpec) -> str:
-    """The GPU's architecture family (its ``architecture`` when no family is known)."""
-    arch = gpu.architecture.strip().lower()
-    family = ARCHITECTURE_FAMILIES.get(arch, gpu.architecture.strip() or "unknown")
-    if family == "Blackwell datacenter" and any(m in gpu.name.lower() for m in _CONSUMER_MARKERS):
-        return "Blackwell consumer"
-    return family
 
 
 @dataclass(frozen=True)
@@ -178,6 +157,10 @@ class _Resolver:
         return {gpu.name: family_of(gpu) for gpu in self.specs.values()}
 
     @functools.cached_property
+    def _segments(self) -> dict[str, str]:
+        return {gpu.name: segment_of(gpu) for gpu in self.specs.values()}
+
+    @functools.cached_property
     def _direct_gemm(self) -> dict[str, dict[str, float]]:
         """GPU -> format -> efficiency known without fallbacks (stored or MAMF)."""
         known: dict[str, dict[str, float]] = {}
@@ -197,10 +180,14 @@ class _Resolver:
     def _pooled(
         self, gpu: GpuSpec, known: Mapping[str, float]
     ) -> tuple[Level, list[str], list[float]] | None:
-        """The values of ``gpu``'s family if any GPU of it has one, else every GPU's."""
+        """The values of ``gpu``'s family if any GPU of it has one, else its segment's
+        (:func:`segment_of`), else every GPU's."""
         family = self._families[gpu.name]
         same = {n: v for n, v in known.items() if self._families.get(n) == family}
-        for level, pool in ((Level.FAMILY, same), (Level.GLOBAL, known)):
+        segment = {
+            n: v for n, v in known.items() if self._segments.get(n) == self._segments[gpu.name]
+        }
+        for level, pool in ((Level.FAMILY, same), (Level.GLOBAL, segment), (Level.GLOBAL, known)):
             if pool:
                 return level, sorted(pool), list(pool.values())
         return None
@@ -208,6 +195,10 @@ class _Resolver:
     def _where(self, gpu: GpuSpec, level: Level, names: list[str]) -> str:
         if level is Level.FAMILY:
             return f"the {self._families[gpu.name]} family's mean ({', '.join(names)})"
+        if all(self._segments.get(n) == self._segments[gpu.name] for n in names):
+            return (
+                f"the mean over every {self._segments[gpu.name]} GPU with data ({', '.join(names)})"
+            )
         return f"the mean over every GPU with data ({', '.join(names)})"
 
     def gemm(self, gpu: GpuSpec, fmt: str) -> ParameterValue:

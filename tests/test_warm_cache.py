@@ -106,3 +106,24 @@ def test_bad_l2_cache_bytes_names_file_key_and_expected(tmp_path, bad):
         load_specs(path)
     text = str(err.value)
     assert str(path) in text and "l2_cache_bytes" in text and "bytes" in text
+
+
+def test_every_term_of_every_model_has_a_finite_traffic():
+    """No term divides a peak by a peak or multiplies one by zero: on the unit machine
+    every term of every calibrated model (dense and grouped, fused or not) is a finite,
+    non-negative number of bytes."""
+    from roofline.recipes import Mode, recipe_names
+
+    m, k, n = np.array([1.0, 4096, 65536]), np.array([4096.0, 8192, 2048]), np.array([4096.0] * 3)
+    groups = np.array([1.0, 8, 64])
+    checked = 0
+    for mode in Mode:
+        for name in recipe_names(mode):
+            for grouped in (False, True):
+                for fusion in (False, True):
+                    compiled = compile_model(mode, name, fusion, calibrated=True, grouped=grouped)
+                    traffic = compiled.traffic_bytes(m, k, n, groups if grouped else None)
+                    for key, moved in traffic.items():
+                        assert np.all(np.isfinite(moved)) and np.all(moved >= 0), (name, key)
+                        checked += 1
+    assert checked > 500

@@ -90,10 +90,10 @@ class CompiledModel:
     ) -> dict[str, np.ndarray]:
         """The bytes each term's kernel moves (reads + writes), keyed like
         :meth:`term_times`: its time on a machine that moves one byte a second, computes
-        without limit and runs every kernel at once at full efficiency. Every term is
-        fixed latencies plus the longest of FLOPs / rate and bytes / (efficiency x
-        bandwidth), so on that machine only the bytes are left (tests check it against
-        the traffic rule)."""
+        without limit, runs every kernel at full efficiency and launches it in no time.
+        Every term is fixed latencies plus the longest of FLOPs / rate and bytes /
+        (efficiency x bandwidth), so on that machine only the bytes are left (tests check
+        it against the traffic rule, and that every term of every model is finite)."""
         args = [_UNIT_MACHINE[hw.unit] for hw in HARDWARE_SYMBOLS]
         if self.model.calibrated:
             args += [_UNIT_MACHINE[hw.unit] for hw in CALIBRATION_SYMBOLS]

@@ -20,6 +20,7 @@ Every expression is sympy, like the model's terms; the Validation page prints th
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -136,14 +137,16 @@ def warm_times(
     kernel that fits in the cache at the bandwidth :data:`WARM_BANDWIDTH` gives it."""
     phi = params.values[PHI_L2.spec_key].value
     dram_bytes_s = gpu.value(MEM_BW.spec_key)
-    warm_bytes_s = dram_bytes_s / phi
+    # The same GPU streaming at the cache's bandwidth: every term and side kernel timed
+    # on it as on the GPU itself.
+    cached = dataclasses.replace(gpu, **{MEM_BW.spec_key: dram_bytes_s / phi})
     model_keys = tuple(key for key in times if not key.startswith("side."))
     m, k, n = dims[:, 0], dims[:, 1], dims[:, 2]
     traffic = compiled.traffic_bytes(m, k, n, groups, model_keys)
-    fast = compiled.term_times(gpu, m, k, n, params, groups, model_keys, warm_bytes_s)
+    fast = compiled.term_times(cached, m, k, n, params, groups, model_keys)
     if mset.side_kernels:
         traffic |= side_kernel_traffic(mset, dims, groups)
-        fast |= side_kernel_times(mset, gpu, params, dims, groups, warm_bytes_s)
+        fast |= side_kernel_times(mset, cached, params, dims, groups)
     out = {}
     for key, value in times.items():
         bandwidth = _warm_bandwidth(traffic[key], dram_bytes_s, phi, gpu.l2_cache_bytes)
@@ -182,14 +185,10 @@ def side_kernel_times(
     params: CalibratedParameters | None,
     dims: np.ndarray,
     groups: np.ndarray | None,
-    bandwidth_bytes_s: float | None = None,
 ) -> dict[str, np.ndarray]:
     """Seconds of each side kernel of ``mset`` at every shape row of ``dims`` (M, K, N
-    columns), keyed ``side.<index>``; ``params``: the calibrated model's (None: torchao's);
-    ``bandwidth_bytes_s``: the memory bandwidth in place of the GPU's."""
+    columns), keyed ``side.<index>``; ``params``: the calibrated model's (None: torchao's)."""
     hardware = gpu.hardware_values()
-    if bandwidth_bytes_s is not None:
-        hardware[MEM_BW.spec_key] = bandwidth_bytes_s
     numbers = params.numbers() if params is not None else {}
     values: dict[sympy.Symbol, object] = {M: dims[:, 0], K: dims[:, 1], N: dims[:, 2]}
     if groups is not None:

@@ -25,7 +25,6 @@ from roofline.symbols import (
     CALIBRATION_SYMBOLS,
     GROUPED_SHAPE_SYMBOLS,
     HARDWARE_SYMBOLS,
-    MEM_BW,
     N_SM,
     SHAPE_SYMBOLS,
 )
@@ -53,7 +52,6 @@ class CompiledModel:
         calibration: CalibratedParameters | ParameterStack | None = None,
         groups: np.ndarray | None = None,
         keys: tuple[str, ...] | None = None,
-        bandwidth_bytes_s: float | None = None,
     ) -> dict[str, np.ndarray]:
         """Seconds per term (GEMM or kernel), keyed by the term's stable key.
 
@@ -62,14 +60,11 @@ class CompiledModel:
         shapes only: each time then has a row per calibration); a grouped model needs
         ``groups``, the expert count G per shape. ``keys``: only these terms (a function of
         their own, compiled once; a fit evaluates one kernel's term of a training model
-        hundreds of times). ``bandwidth_bytes_s``: the memory bandwidth in place of the
-        GPU's (how a benchmark that streams from a warm cache is scored).
+        hundreds of times).
         """
         if isinstance(calibration, ParameterStack) and np.ndim(m) != 1:
             raise ValueError("a parameter stack is evaluated over one-dimensional shapes")
         hardware = gpu.hardware_values()
-        if bandwidth_bytes_s is not None:
-            hardware[MEM_BW.spec_key] = bandwidth_bytes_s
         # A parameter the model does not use may be absent (fp4 on an fp8-only GPU).
         args = [hardware.get(hw.spec_key, np.nan) for hw in HARDWARE_SYMBOLS]
         if self.model.calibrated:

@@ -80,7 +80,7 @@ def test_each_stored_entry_lists_the_sets_its_fit_reads():
 
     data = load_calibration()
     fit_sets = MEASUREMENTS.by_role(SetRole.FIT)
-    informing = informing_sets(data, fit_sets)
+    informing = informing_sets(data, fit_sets, SPECS)
     by_id = {s.id: s for s in fit_sets}
     for gpu, entry in data.entries():
         assert informing[(gpu, entry.key)], (gpu, entry.key)
@@ -89,7 +89,8 @@ def test_each_stored_entry_lists_the_sets_its_fit_reads():
             continue
         for set_id in entry.sets:
             mset = by_id[set_id]
-            assert entry.key in set_parameter_keys(mset, model_wide=True), (entry.key, set_id)
+            keys = set_parameter_keys(mset, SPECS[mset.gpu], model_wide=True)
+            assert entry.key in keys, (entry.key, set_id)
             assert gpu is None or mset.gpu == gpu, (gpu, entry.key, set_id)
 
 
@@ -633,17 +634,23 @@ def test_a_cold_l2_set_adds_the_cold_start_to_every_kernel_it_times() -> None:
     assert {"gemm", "cast"} <= checked and len(checked) >= 10
 
 
+def _model_wide_keys(set_id: str) -> frozenset[str]:
+    from roofline.analysis.validation import set_parameter_keys
+
+    mset = MEASUREMENTS.get(set_id)
+    return set_parameter_keys(mset, SPECS[mset.gpu], model_wide=True)
+
+
 def test_a_cold_set_depends_on_the_cold_start_of_the_kernels_it_times() -> None:
     """The fit counts a cold device-timed set toward the cold start of each kind of kernel
     it times only: a GEMM-only set toward t_cold, a cast-only set toward t_cold,cast."""
-    from roofline.analysis.validation import set_parameter_keys
     from roofline.symbols import T_COLD, T_COLD_CAST
 
-    gemm = set_parameter_keys(MEASUREMENTS.get("helion3209-gb200-rowwise-gemm-torch"), True)
-    cast = set_parameter_keys(MEASUREMENTS.get("fi2025-b200-nvfp4-quantize-small"), True)
+    gemm = _model_wide_keys("helion3209-gb200-rowwise-gemm-torch")
+    cast = _model_wide_keys("fi2025-b200-nvfp4-quantize-small")
     assert T_COLD.spec_key in gemm and T_COLD_CAST.spec_key not in gemm
     assert T_COLD_CAST.spec_key in cast and T_COLD.spec_key not in cast
-    warm = set_parameter_keys(MEASUREMENTS.get("vllm43658-b200-nvfp4-quant"), True)
+    warm = _model_wide_keys("vllm43658-b200-nvfp4-quant")
     assert not {T_COLD.spec_key, T_COLD_CAST.spec_key} & warm
 
 

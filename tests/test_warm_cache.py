@@ -80,11 +80,18 @@ def test_with_phi_one_or_no_cache_size_nothing_changes() -> None:
         assert not streams_warm(warm, gpu)
 
 
-def test_only_warm_sets_depend_on_phi() -> None:
-    """The fit counts a set toward phi_L2 only when it was timed warm."""
-    keys = {s.id: set_parameter_keys(s, model_wide=True) for s in MEASUREMENTS.sets}
+def test_only_warm_sets_on_a_gpu_with_a_cache_size_depend_on_phi() -> None:
+    """The fit counts a set toward phi_L2 only when it was timed warm on a GPU whose cache
+    size the spec database gives (elsewhere phi changes nothing): RTX PRO 6000, without
+    one, has warm sets that do not count."""
+    without = 0
     for mset in MEASUREMENTS.sets:
-        assert (PHI_L2.spec_key in keys[mset.id]) == (mset.l2 is L2State.WARM), mset.id
+        gpu = SPECS[mset.gpu]
+        keys = set_parameter_keys(mset, gpu, model_wide=True)
+        warm = mset.l2 is L2State.WARM
+        assert (PHI_L2.spec_key in keys) == (warm and gpu.l2_cache_bytes is not None), mset.id
+        without += warm and gpu.l2_cache_bytes is None
+    assert without >= 1
 
 
 def test_torchao_model_ignores_the_cache() -> None:

@@ -43,7 +43,7 @@ def main() -> int:
     result = fit(stored, measurements, specs)
     # Each value's set list names the fit sets it was fitted on (a measured one's: its
     # own listed ones, in the measurement file's order).
-    informing = informing_sets(stored, measurements.by_role(SetRole.FIT))
+    informing = informing_sets(stored, measurements.by_role(SetRole.FIT), specs)
     text = PATH.read_text("utf-8")
     for (gpu, key), stored, value in zip(
         result.parameters, result.stored, result.fitted, strict=True

@@ -202,11 +202,11 @@ def with_gpu_parameters(
     without them (its family's or every GPU's, :mod:`roofline.calibration.params`), with
     basis ``fitted`` and the set ids. Stored entries are kept as they are."""
     stored = dict(data.gpus.get(gpu, {}))
-    used = set().union(*(set_parameter_keys(s) for s in sets)) - stored.keys()
+    keys = {s.id: set_parameter_keys(s, specs[gpu]) for s in sets}
+    used = set().union(*keys.values()) - stored.keys()
     if not used:
         return data
     start = calibration_for(specs[gpu], specs, data).values
-    keys = {s.id: set_parameter_keys(s) for s in sets}
     for key in sorted(used, key=GPU_VALUE_KEYS.index):
         low, high = fit_bounds(key)
         value = min(max(start[key].value, low), high)
@@ -274,12 +274,12 @@ def _groups(
 
 
 def informing_sets(
-    data: CalibrationData, sets: Sequence[MeasurementSet]
+    data: CalibrationData, sets: Sequence[MeasurementSet], specs: SpecDatabase
 ) -> dict[ParameterId, tuple[str, ...]]:
     """Per stored parameter, the ids of the sets of ``sets`` its fit reads (in order): a
     ``measured`` one's own listed sets, a ``fitted`` one's every set whose prediction
     depends on it (a per-GPU value: the sets measured on that GPU)."""
-    keys = {s.id: set_parameter_keys(s, model_wide=True) for s in sets}
+    keys = {s.id: set_parameter_keys(s, specs[s.gpu], model_wide=True) for s in sets}
     informing: dict[ParameterId, tuple[str, ...]] = {}
     for gpu, entry in data.entries():
         if entry.basis == "measured":

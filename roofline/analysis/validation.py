@@ -28,7 +28,6 @@ from roofline.analysis.harness import (
 from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, load_calibration
 from roofline.calibration.params import CalibratedParameters, calibration_for
 from roofline.measurements import (
-    L2State,
     MeasuredQuantity,
     MeasurementDatabase,
     MeasurementSet,
@@ -40,7 +39,7 @@ from roofline.measurements import (
 from roofline.model.compiled import compile_model
 from roofline.model.terms import LOWP_SIDE, Quantity
 from roofline.recipes import Mode, get_recipe
-from roofline.specs import SpecDatabase, load_specs
+from roofline.specs import GpuSpec, SpecDatabase, load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS, PHI_L2, T_COLD, T_COLD_CAST
 
 #: The calibrated model's goal per role: the mean error a set should be within. Fixed in
@@ -211,12 +210,16 @@ def predict_set(
     return baseline / quantity(*LOWP_SIDE)
 
 
-def set_parameter_keys(mset: MeasurementSet, model_wide: bool = False) -> frozenset[str]:
+def set_parameter_keys(
+    mset: MeasurementSet, gpu: GpuSpec, model_wide: bool = False
+) -> frozenset[str]:
     """The per-GPU calibration parameters a prediction of ``mset`` depends on: those of
     the terms a ``time_us`` set names, else of every term of its model (with
     ``model_wide``, the model-wide ones, the fixed latencies, too, and the cold starts
     of a set timed after an L2 flush: :data:`roofline.symbols.T_COLD` where it times a
-    GEMM, :data:`roofline.symbols.T_COLD_CAST` where it times any other kernel)."""
+    GEMM, :data:`roofline.symbols.T_COLD_CAST` where it times any other kernel, and the
+    warm cache's fraction :data:`roofline.symbols.PHI_L2` of a warm set on ``gpu``, its
+    GPU, when the spec database gives that GPU a cache size)."""
     recipe = get_recipe(mset.recipe, mset.mode)
     model = compile_model(mset.mode, recipe, mset.fusion, True, mset.groups is not None).model
     terms = [
@@ -229,7 +232,7 @@ def set_parameter_keys(mset: MeasurementSet, model_wide: bool = False) -> frozen
     if starts_cold(mset):
         keys = [t.key for t in terms] + [f"side.{i}" for i in range(len(mset.side_kernels))]
         used |= {T_COLD.symbol if is_gemm_term(k) else T_COLD_CAST.symbol for k in keys}
-    if mset.l2 is L2State.WARM:
+    if streams_warm(mset, gpu):
         used.add(PHI_L2.symbol)
     return frozenset(
         hw.spec_key

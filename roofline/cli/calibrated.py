@@ -379,7 +379,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             new,
             # The sets each value's fit read (fit() reads a GPU's measured entries off
             # the owner's sets).
-            informing_sets(read_off(fitted, gpu, fit_sets) if gpu else fitted, fit_sets),
+            informing_sets(read_off(fitted, gpu, fit_sets) if gpu else fitted, fit_sets, specs),
             specs,
             measurements,
             gpu_cv,

@@ -7,8 +7,9 @@ stage. Stage timings are printed as the build goes (:mod:`site_gen.stages`). The
   write); :mod:`site_gen.keys`: the digest of every input of a build with the manifests of
   what it wrote: a rebuild whose inputs are unchanged and whose site and ``docs/generated``
   still verify (sha256 of every file) does nothing at all;
-* gather, :mod:`site_gen.gather`: every evaluation (one task per GPU), the formulas and
-  the git history, on the pool of :mod:`site_gen.pool`;
+* gather, :mod:`site_gen.gather`: every evaluation (one task per GPU) and the git
+  history on the pool of :mod:`site_gen.pool`; the formulas and the calculator's script on
+  a process forked before the models are compiled (:class:`site_gen.pool.Early`);
 * pages, :mod:`site_gen.pages.render`: every page as text and the charts as jobs;
 * charts (:mod:`site_gen.charts.queue`): cached ones at once, the rest drawn on the pool
   (:mod:`site_gen.charts.draw`) as the pages ask for them, while they render and mkdocs runs;
@@ -20,6 +21,8 @@ stage. Stage timings are printed as the build goes (:mod:`site_gen.stages`). The
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import multiprocessing
 import time
 from collections.abc import Callable
@@ -30,7 +33,7 @@ from roofline.datafiles.core import MAX_GPUS
 from roofline.presets import load_models
 from roofline.specs import load_specs
 from site_gen import config, keys, pool
-from site_gen.cache import BuildCache, digest, max_cache_bytes, model_digest
+from site_gen.cache import BuildCache, max_cache_bytes
 from site_gen.charts.queue import ChartQueue
 from site_gen.gather.dense import gather
 from site_gen.gather.models import check_model_gpus
@@ -133,31 +136,6 @@ def build_site(
 # -- the build -------------------------------------------------------------------------
 
 
-def _history_key(specs_path: str | None) -> str:
-    where = str(Path(specs_path).resolve()) if specs_path else ""
-    return digest(
-        "history",
-        where,
-        keys.git_state(specs_path),
-        model_digest(),
-        keys.package_digest("roofline"),
-        keys.code_digest("pool.py"),
-    )
-
-
-def _unchanged(key: str, site_dir: Path, root: Path, cache: BuildCache) -> bool:
-    """Whether the last build with inputs ``key`` left both folders exactly as they are."""
-    stored = cache.get("outputs", key)
-    if stored is None:
-        return False
-    generated = root / "docs" / config.GENERATED_DIRNAME
-    if keys.matches(site_dir, stored["site"]) and keys.matches(generated, stored["generated"]):
-        return True
-    cache.hits["outputs"] -= 1  # the record is fine, the folders changed since: a miss
-    cache.misses["outputs"] += 1
-    return False
-
-
 def build(
     specs_path: str | None,
     site_dir: Path,
@@ -180,8 +158,8 @@ def build(
     First the guard (:func:`check_site_dir`) and the root's lock (:func:`build_lock`).
     When every input is unchanged since the last build and the site folder and
     ``docs/generated`` still hold exactly what it wrote, nothing more is done. Otherwise
-    the stages: load specs, gather (evaluate everything once), LaTeX and git history (all
-    three in a pool of 2 workers), render the pages, write the generated files
+    the stages: load specs, gather (evaluate everything once), LaTeX and git history (on
+    a pool of 2 workers and one process of its own), render the pages, write the generated files
     into a private copy of the docs (charts still being drawn get placeholders there),
     ``mkdocs build --strict`` into a staging folder while the pool draws the charts, then
     the charts over their placeholders; the staging folders replace ``site_dir`` and
@@ -211,7 +189,7 @@ def build(
                 if cache.enabled
                 else ""
             )
-            unchanged = bool(key) and _unchanged(key, site_dir, root, cache)
+            unchanged = bool(key) and keys.outputs_unchanged(key, site_dir, root, cache)
         if unchanged:
             print(
                 f"[build] inputs unchanged and {site_dir} verified: nothing to rebuild", flush=True
@@ -274,20 +252,37 @@ def _build_staged(
         check_model_gpus(load_models(), specs)  # before minutes of gather, not after
         inputs = load_inputs(specs, data.calibration, data.measurements)
     instantiated = {g.name: cache.get("latex", keys.latex_key(g)) for g in specs.values()}
-    # A GPU without stored formulas is new or changed (or the model is): its evaluations
-    # are to be made, on workers that then inherit the compiled models.
-    if not cache.enabled or None in instantiated.values():
-        with timer.stage("compile", "the models the gather evaluates, before the pool forks"):
-            pool.compile_models()
     context = multiprocessing.get_context("fork")
-    # Workers close their inherited copy of the lock, so a worker outliving a killed
-    # build cannot keep the root locked.
-    with context.Pool(
-        config.WORKERS, initializer=pool.close_inherited, initargs=(lock_fd,)
-    ) as workers:
+    with contextlib.ExitStack() as stack:
+        # Workers close their inherited copy of the lock, so a worker outliving a killed
+        # build cannot keep the root locked.
+        fork = functools.partial(
+            context.Pool, initializer=pool.close_inherited, initargs=(lock_fd,)
+        )
+        # Sympy work that needs no compiled model (formulas, the calculator's script)
+        # starts on a process of its own before the compile, which else leaves the
+        # second core idle for its seconds.
+        early = pool.Early(cache, instantiated, specs)
+        if early.needed():
+            early.start(stack.enter_context(fork(1)))
+        # A GPU without stored formulas is new or changed (or the model is): its
+        # evaluations are to be made, on workers that then inherit the compiled models.
+        if not cache.enabled or None in instantiated.values():
+            with timer.stage("compile", "the models the gather evaluates, before the pool forks"):
+                pool.compile_models()
+        workers = stack.enter_context(fork(config.WORKERS))
         queue = ChartQueue(cache, lambda batch: workers.apply_async(pool.draw_many, (batch,)))
         pages, jobs = _gather_and_render(
-            specs_path, specs, site_dir, cache, workers, timer, instantiated, inputs, queue.add
+            specs_path,
+            specs,
+            site_dir,
+            cache,
+            workers,
+            timer,
+            instantiated,
+            inputs,
+            queue.add,
+            early,
         )
         with (
             timer.stage(
@@ -350,17 +345,14 @@ def _gather_and_render(
     instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]] | None],
     inputs: ModelInputs | None = None,
     on_chart: Callable[[PlotJob], None] | None = None,
+    early: pool.Early | None = None,
 ) -> tuple[dict[str, str], list[PlotJob]]:
-    """Evaluations, formulas (pool), history (pool), the calculator's model script (pool)
-    and the rendered pages; ``instantiated``: the formulas found in the cache (None:
-    missing)."""
-    models_key = keys.models_script_key()
-    models_js = cache.get("models-js", models_key)
-    # First in the queue: one worker prints the script while the other starts gathering.
-    models_job = None if models_js is not None else workers.apply_async(pool.models_script)
-    missing = [g for g in specs.values() if instantiated[g.name] is None]
-    latex_jobs = workers.map_async(pool.latex_for, missing)
-    history_key = _history_key(specs_path)
+    """Evaluations, formulas (``early``'s, else the pool's), history (pool), the
+    calculator's model script (``early``'s, else the pool's) and the rendered pages;
+    ``instantiated``: the formulas found in the cache (None: missing)."""
+    early = early if early is not None else pool.Early(cache, instantiated, specs)
+    early.start(workers)  # nothing more when its own process has started it
+    history_key = keys.history_key(specs_path)
     history = cache.get("history", history_key)
     history_job = (
         None if history is not None else workers.apply_async(pool.history_for, (specs_path,))
@@ -371,10 +363,10 @@ def _gather_and_render(
     ):
         atlas = pool.gather_on(workers, specs, cache, inputs)
     with (
-        timer.stage("latex", f"instantiated formulas of {len(missing)} GPUs (pool)"),
+        timer.stage("latex", f"instantiated formulas of {len(early.missing)} GPUs (pool)"),
         failing_as("latex", site_dir),
     ):
-        for name, formulas in latex_jobs.get():
+        for name, formulas in early.formulas():
             instantiated[name] = formulas
             cache.put("latex", keys.latex_key(specs[name]), formulas)
     with (
@@ -388,9 +380,7 @@ def _gather_and_render(
         timer.stage("models", "the calculator's model script (pool)"),
         failing_as("models", site_dir),
     ):
-        if models_job is not None:
-            models_js = models_job.get()
-            cache.put("models-js", models_key, models_js)
+        models_js = early.script()
     with timer.stage("render", "Markdown, CSV"), failing_as("render", site_dir):
         return render_pages(
             atlas, instantiated, history, on_chart, models_js, config.HELPERS, cache

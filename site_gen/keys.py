@@ -33,6 +33,7 @@ from roofline.specs import GpuSpec
 from site_gen import config
 from site_gen.cache import (
     PACKAGE_ROOT,
+    BuildCache,
     digest,
     files_digest,
     gpu_digest,
@@ -311,3 +312,29 @@ def matches(folder: Path, expected: dict[str, str]) -> bool:
     if not folder.is_dir() or folder.is_symlink():
         return False
     return manifest(folder) == expected
+
+
+def history_key(specs_path: str | None) -> str:
+    """Key of the Changes page's git history of the spec file a build uses."""
+    where = str(Path(specs_path).resolve()) if specs_path else ""
+    return digest(
+        "history",
+        where,
+        git_state(specs_path),
+        model_digest(),
+        package_digest("roofline"),
+        code_digest("pool.py"),
+    )
+
+
+def outputs_unchanged(key: str, site_dir: Path, root: Path, cache: BuildCache) -> bool:
+    """Whether the last build with inputs ``key`` left both folders exactly as they are."""
+    stored = cache.get("outputs", key)
+    if stored is None:
+        return False
+    generated = root / "docs" / config.GENERATED_DIRNAME
+    if matches(site_dir, stored["site"]) and matches(generated, stored["generated"]):
+        return True
+    cache.hits["outputs"] -= 1  # the record is fine, the folders changed since: a miss
+    cache.misses["outputs"] += 1
+    return False

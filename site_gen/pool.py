@@ -7,6 +7,7 @@ import os
 from collections import Counter
 from multiprocessing.pool import Pool
 from pathlib import Path
+from typing import Any
 
 from roofline.analysis.history import SPEC_PATH, SpecHistory, repo_root, spec_history
 from roofline.errors import RooflineError
@@ -14,7 +15,7 @@ from roofline.evaluate import compile_model
 from roofline.publish.jscode import calculator_script
 from roofline.recipes import RECIPE_LIST
 from roofline.specs import GpuSpec, SpecDatabase
-from site_gen import config
+from site_gen import config, keys
 from site_gen.cache import BuildCache
 from site_gen.charts.draw import gpu, heatmap, plots
 from site_gen.charts.draw import models as model_charts
@@ -142,3 +143,45 @@ def history_for(specs_path: str | None) -> SpecHistory:
     except RooflineError as exc:
         return SpecHistory(note=f"no history: {exc}", path=str(specs_path))
     return spec_history(root, str(path.relative_to(root)))
+
+
+class Early:
+    """The formulas of the GPUs the cache lacks and the calculator's model script: made
+    on a process forked before the compile (:meth:`start`), else on the workers."""
+
+    def __init__(
+        self,
+        cache: BuildCache,
+        instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]] | None],
+        specs: SpecDatabase,
+    ) -> None:
+        self.cache = cache
+        self.models_key = keys.models_script_key()
+        self.models_js = cache.get("models-js", self.models_key)
+        self.missing = [g for g in specs.values() if instantiated[g.name] is None]
+        self.latex_jobs: Any = None
+        self.models_job: Any = None
+
+    def needed(self) -> bool:
+        """Whether there is anything to make."""
+        return bool(self.missing) or self.models_js is None
+
+    def start(self, workers) -> None:
+        """Start what is to be made on ``workers`` (once)."""
+        if self.latex_jobs is None:
+            # The script first: the longest task, in the queue before the formulas.
+            if self.models_js is None:
+                self.models_job = workers.apply_async(models_script)
+            self.latex_jobs = workers.map_async(latex_for, self.missing)
+
+    def formulas(self) -> list[tuple[str, dict[tuple[str, str], tuple[Formula, ...]]]]:
+        """(GPU name, formulas) of each GPU that lacked them."""
+        return self.latex_jobs.get()
+
+    def script(self) -> str:
+        """The calculator's model script, stored in the cache when it was made."""
+        if self.models_job is not None:
+            self.models_js = self.models_job.get()
+            self.models_job = None
+            self.cache.put("models-js", self.models_key, self.models_js)
+        return self.models_js

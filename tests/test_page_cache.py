@@ -218,3 +218,63 @@ def test_a_warning_in_a_helper_still_fails_a_strict_build(tmp_path: Path) -> Non
     with pytest.raises(Abort, match="strict"):
         _build(tmp_path / "broken", broken, cache)
     assert not list((cache.entries / "pages").glob("*.pkl"))  # a failed run stores nothing
+
+
+API_YML = """\
+site_name: API cache test
+theme:
+  name: material
+plugins:
+  - search
+  - mkdocstrings:
+      default_handler: python
+validation:
+  links: {unrecognized_links: warn, anchors: warn}
+"""
+API_PAGES = {
+    "index.md": "# Home\n\nSee [the function][apidemo.double].\n",
+    "api.md": "# API\n\n::: apidemo\n",
+}
+
+
+def _api_build(folder: Path, package: Path, source: str, cache: BuildCache) -> dict[str, bytes]:
+    (package / "__init__.py").write_text(source, "utf-8")
+    docs = folder / "docs"
+    docs.mkdir(parents=True)
+    for name, text in API_PAGES.items():
+        (docs / name).write_text(text, "utf-8")
+    (folder / "mkdocs.yml").write_text(API_YML, "utf-8")
+    run_mkdocs(folder / "site", folder / "mkdocs.yml", cache)
+    return file_tree(folder / "site")
+
+
+@pytest.mark.parametrize("helpers", [0, 2])
+def test_an_api_page_is_restored_with_its_inventory_and_anchors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helpers: int
+) -> None:
+    """A mkdocstrings page's body comes from the cache with what rendering it registered
+    (objects.inv, the anchor another page's cross-reference resolves to, its handler's
+    style sheet): the site is the one a full render makes; an edited docstring renders
+    it again. With helpers, the page may be made in one of them."""
+    monkeypatch.setattr(config, "HELPERS", helpers)
+    package = tmp_path / "src" / "apidemo"
+    package.mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(tmp_path / "src"))
+    # griffe finds the package where Python does: on sys.path.
+    monkeypatch.chdir(tmp_path / "src")
+    source = (
+        '"""Demo."""\n\n\ndef double(x: int) -> int:\n    """Twice ``x``."""\n    return 2 * x\n'
+    )
+    cache = BuildCache(root=tmp_path / "cache")
+    first = _api_build(tmp_path / "first", package, source, cache)
+    assert b"Twice" in first["api/index.html"] and "objects.inv" in first
+    assert b'href="api/#apidemo.double"' in first["index.html"]
+    assert (cache.hits["pages"], cache.misses["pages"]) == (0, 3)
+    again = _api_build(tmp_path / "again", package, source, cache)
+    # Both bodies and the home page's HTML; the API page's HTML is made every build.
+    assert (cache.hits["pages"], cache.misses["pages"]) == (3, 3)
+    assert again == first
+    edited = source.replace("Twice", "Two times")
+    cached = _api_build(tmp_path / "edited", package, edited, cache)
+    clean = _api_build(tmp_path / "clean", package, edited, BuildCache(enabled=False))
+    assert cached == clean and b"Two times" in cached["api/index.html"]

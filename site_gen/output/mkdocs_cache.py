@@ -18,9 +18,11 @@ the build cache (kind ``pages``, checksummed like every entry):
    therefore assumed to be functions of the page (hooks that count or collect across
    pages would miss the cached ones).
 
-A page with a mkdocstrings block (``::: roofline``, the API page) is made in full on every
-build, both steps: rendering it fills mkdocstrings' inventory (``objects.inv``) and the
-anchors autorefs resolves, which restoring it would leave out.
+A page with a mkdocstrings block (``::: roofline``, the API page) has its body keyed by
+the sources of the packages it documents besides (:mod:`site_gen.output.api_docs`), and
+keeps what rendering it registered: mkdocstrings' inventory entries (``objects.inv``) and
+the anchors autorefs resolves, registered again, in the same order, when it is restored.
+Its HTML (step 2) is made on every build.
 
 Anchor validation still runs over every page (from the stored anchors), and results are
 stored only after the whole mkdocs run succeeded: a page that warned (a strict-mode
@@ -46,7 +48,7 @@ from mkdocs.structure.toc import get_toc
 
 from site_gen.cache import BuildCache, digest, files_digest, tool_versions
 from site_gen.keys import build_date, code_closure_digest
-from site_gen.output import page_parts
+from site_gen.output import api_docs, page_parts
 from site_gen.split import Split
 
 KIND = "pages"
@@ -123,6 +125,7 @@ class PageCache(BasePlugin):
                 if f.is_documentation_page()
             )
         )
+        made: set[str] = set()  # folders made in the site by the links below
         for file in files:
             source = file.abs_src_path
             if (
@@ -130,7 +133,7 @@ class PageCache(BasePlugin):
                 and source is not None
                 and Path(source).is_relative_to(self.generated)  # a file under it
             ):
-                file.copy_file = functools.partial(page_parts.link_static, file)
+                file.copy_file = functools.partial(page_parts.link_static, file, made=made)
         return files
 
     def on_nav(self, nav: Any, config: Any, files: Any) -> Any:
@@ -167,27 +170,37 @@ class PageCache(BasePlugin):
 
     def _render(self, page: Any, render: Any, config: Any, files: Any) -> None:
         theirs = self._theirs(page)
-        snippets = page_parts.snippets(page.markdown, config)
-        # A mkdocstrings block (``::: roofline``) is made every time: rendering it fills
-        # mkdocstrings' inventory (objects.inv) and autorefs' anchors, which a restored
-        # body would leave out.
-        if snippets is None or page_parts.API_BLOCK.search(page.markdown):
+        snippets = self._cacheable(page, config)
+        if snippets is None:
             render(config, files)
             return
         key = self._body_key(page, snippets)
         stored = self._get(key)
         made = stored is None and theirs and (self._split.result(page.file.src_uri) or {}).get(key)
-        if made and self._restore_body(page, made, files):
+        if made and self._restore_body(page, made, files, config):
             self._keep(key, made)
             return
-        if stored is not None and self._restore_body(page, stored, files):
+        if stored is not None and self._restore_body(page, stored, files, config):
             return
-        render(config, files)
-        self._keep(key, self._body(page, files))
+        with api_docs.recording(config) as registered:
+            render(config, files)
+        self._keep(key, self._body(page, files, registered))
 
     @staticmethod
-    def _body(page: Any, files: Any) -> dict[str, Any]:
-        """What step 1 made of ``page``, as it is stored."""
+    def _cacheable(page: Any, config: Any) -> list[tuple[str, str]] | None:
+        """What keys a page's body besides its Markdown: the files it includes, and for a
+        mkdocstrings block (``::: roofline``) the sources it documents; None when the
+        page cannot be keyed (its body is then made every time)."""
+        snippets = page_parts.snippets(page.markdown, config)
+        if snippets is None or not page_parts.API_BLOCK.search(page.markdown):
+            return snippets
+        sources = api_docs.sources_key(page.markdown, config)
+        return None if sources is None else [*snippets, ("mkdocstrings", sources)]
+
+    @staticmethod
+    def _body(page: Any, files: Any, registered: list[Any] | None = None) -> dict[str, Any]:
+        """What step 1 made of ``page``, as it is stored; ``registered``: what a
+        mkdocstrings block registered with autorefs and the inventory meanwhile."""
         links = page.links_to_anchors
         return {
             "content": page.content,
@@ -196,6 +209,7 @@ class PageCache(BasePlugin):
             "anchors": sorted(page.present_anchor_ids or ()),
             "links": None if links is None else {f.src_uri: dict(v) for f, v in links.items()},
             "static": page_parts.static_targets(page, files),
+            "registered": registered or [],
         }
 
     def _body_in_helper(self, src_uri: str, config: Any, files: Any) -> dict[str, Any]:
@@ -210,21 +224,22 @@ class PageCache(BasePlugin):
         page.markdown = config.plugins.on_page_markdown(
             page.markdown, page=page, config=config, files=files
         )
-        snippets = page_parts.snippets(page.markdown, config)
-        if snippets is None or page_parts.API_BLOCK.search(page.markdown):
+        snippets = self._cacheable(page, config)
+        if snippets is None:
             return {}
         key = self._body_key(page, snippets)
         if self.cache.holds(KIND, key):
             return {}
-        Page.render(page, config, files)  # mkdocs' own, not the cache's stand-in
-        return {key: self._body(page, files)}
+        with api_docs.recording(config) as registered:
+            Page.render(page, config, files)  # mkdocs' own, not the cache's stand-in
+        return {key: self._body(page, files, registered)}
 
     def _theirs(self, page: Any) -> bool:
         """Whether a helper makes ``page`` (else this process claims it)."""
         return self._split is not None and not self._split.mine(page.file.src_uri)
 
     @staticmethod
-    def _restore_body(page: Any, stored: dict[str, Any], files: Any) -> bool:
+    def _restore_body(page: Any, stored: dict[str, Any], files: Any, config: Any) -> bool:
         static = stored.get("static")
         if static is None or any(files.get_file_from_path(path) is None for path in static):
             return False  # a static file it links to is gone: render (mkdocs warns)
@@ -238,6 +253,7 @@ class PageCache(BasePlugin):
         page._title_from_render = stored["title"]
         page.present_anchor_ids = set(stored["anchors"])
         page.links_to_anchors = links
+        api_docs.replay(config, page, stored.get("registered", []))
         return True
 
     # -- step 2: the HTML --------------------------------------------------------------

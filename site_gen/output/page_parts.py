@@ -53,11 +53,17 @@ def nav_data(items: list[Any]) -> list[Any]:
     return data
 
 
-def link_static(file: Any, dirty: bool = False) -> None:
-    """``File.copy_file`` for a generated static file: a hard link, else a copy."""
+def link_static(file: Any, dirty: bool = False, made: set[str] | None = None) -> None:
+    """``File.copy_file`` for a generated static file: a hard link, else a copy;
+    ``made``: the folders this build has made so far (one set per build), so a folder of
+    many charts is made once, not asked for again per file (three system calls each)."""
     del dirty  # the build is never dirty
     dest = file.abs_dest_path
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    folder = os.path.dirname(dest)
+    if made is None or folder not in made:
+        os.makedirs(folder, exist_ok=True)
+        if made is not None:
+            made.add(folder)
     try:
         os.link(file.abs_src_path, dest)
     except OSError:  # another file system, links not allowed, or already there

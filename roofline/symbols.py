@@ -367,7 +367,9 @@ HARNESS_SYMBOLS: tuple[HardwareSymbol, ...] = (T_COLD, T_COLD_CAST, PHI_L2)
 #: A tiny cast's launch differs between GPUs more than any kernel's cost model allows one
 #: number for: in CUDA graphs it takes about 1 us on GeForce / RTX PRO Blackwell (vLLM PR
 #: #43658, b12x PR #325) and about 1.8 us on B200 and H100 (vLLM PRs #43658, #25427).
-PER_GPU_LATENCY_SYMBOLS: tuple[HardwareSymbol, ...] = (T_CAST,)
+#: A small GEMM's fixed time differs between vendors' libraries likewise: about 4.6 us with
+#: cuBLAS on B200 and GB200, about 8 us with hipBLASLt on MI355X (FlyDSL PR #327).
+PER_GPU_LATENCY_SYMBOLS: tuple[HardwareSymbol, ...] = (T_CAST, T_GEMM)
 #: The parameters of the calibrated model's terms.
 MODEL_CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = tuple(
     hw for hw in CALIBRATION_SYMBOLS if hw not in HARNESS_SYMBOLS

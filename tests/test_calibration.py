@@ -128,10 +128,6 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 _GLOBALS = """
 schema_version = 1
-[parameters.gemm_fixed_latency_s]
-value = 5e-6
-basis = "fitted"
-sets = ["a"]
 [parameters.fp4_gemm_fixed_latency_s]
 value = 5e-6
 basis = "fitted"
@@ -173,6 +169,10 @@ sets = ["a"]
         (
             '[parameters.cast_fixed_latency_s]\nvalue = 1e-6\nbasis = "fitted"\nsets = ["a"]\n',
             'stored per GPU: [gpu.values."cast_fixed_latency_s"]',
+        ),
+        (
+            '[parameters.gemm_fixed_latency_s]\nvalue = 5e-6\nbasis = "fitted"\nsets = ["a"]\n',
+            'stored per GPU: [gpu.values."gemm_fixed_latency_s"]',
         ),
         (
             '[[gpu]]\nname = "NVIDIA B200"\n[gpu.values."cast_fixed_latency_s"]\nvalue = 5e-5\n'
@@ -350,13 +350,20 @@ def test_cast_launch_latency_is_per_gpu_then_family_then_segment_then_every_gpu(
     assert mi300.value == pytest.approx(sum(datacenter) / len(datacenter))
     assert (mi300.low, mi300.high) == (min(datacenter), max(datacenter))
     # ... else every measured GPU's. A latency is a time, not a fraction of a peak: a spec
-    # database without any measured GPU still gets the measured GPUs' mean (none of them is
-    # in its segment there), not its launch floor
+    # database without any measured GPU still gets the measured GPUs' values, not its
+    # launch floor; the bundled database tells their segments (an RTX 4090 alone: the
+    # GDDR cards' mean)
     alone = SpecDatabase({"NVIDIA GeForce RTX 4090": SPECS["NVIDIA GeForce RTX 4090"]}, "one")
     gpu = alone["NVIDIA GeForce RTX 4090"]
     value = calibration_for(gpu, alone, data).values["cast_fixed_latency_s"]
-    assert value.value == pytest.approx(sum(stored.values()) / len(stored))
+    cards = [v for n, v in stored.items() if segment_of(SPECS[n]) != "HBM datacenter"]
+    assert value.value == pytest.approx(sum(cards) / len(cards))
     assert value.level is Level.GLOBAL
+    # a part of no known family or platform: its segment's (the HBM datacenter GPUs')
+    odd = replace(gpu, name="Strange Accelerator", architecture="Imaginary", vendor="Other")
+    value = calibration_for(odd, SpecDatabase({odd.name: odd}, "odd"), data)
+    datacenter_mean = sum(datacenter) / len(datacenter)
+    assert value.values["cast_fixed_latency_s"].value == pytest.approx(datacenter_mean)
     # the amax reduction's latency, unstored, would take its GPU's cast latency
     reduce = calibration_for(SPECS["NVIDIA GeForce RTX 5090"], SPECS, _without_reduce(data))
     assert reduce.values["reduce_fixed_latency_s"].value == stored["NVIDIA GeForce RTX 5090"]

@@ -78,9 +78,9 @@ def test_without_sets_drops_what_only_the_left_out_sets_informed():
     pruned = without_sets(DATA, m1 | {"helion3046-b200-nvfp4-gemm-cutlass"})
     assert pruned.gpu_entry("NVIDIA B200", "gemm_efficiency.fp4") is None
     pruned = without_sets(DATA, m1)
-    # the GEMM latency has other sets (M3, M4, the helion GEMMs): kept, without M1
-    kept = pruned.globals["gemm_fixed_latency_s"]
-    assert kept.sets and not set(kept.sets) & m1
+    # B200's GEMM latency has other sets (M4, the grouped layers): kept, without M1
+    kept = pruned.gpu_entry("NVIDIA B200", "gemm_fixed_latency_s")
+    assert kept is not None and kept.sets and not set(kept.sets) & m1
     # a per-GPU cast latency resting on one source goes with it: its GPU falls back
     pruned = without_sets(DATA, {"vllm43658-rtx5090-nvfp4-quant"})
     assert pruned.gpu_entry("NVIDIA GeForce RTX 5090", "cast_fixed_latency_s") is None
@@ -177,8 +177,8 @@ def test_a_latency_outside_its_bounds_is_refused_at_load(value):
         },
         "gpu": [],
     }
-    doc["parameters"]["gemm_fixed_latency_s"]["value"] = value
-    with pytest.raises(DataFileError, match=r"gemm_fixed_latency_s\.value.*0\.5, 15\] us"):
+    doc["parameters"]["fp4_gemm_fixed_latency_s"]["value"] = value
+    with pytest.raises(DataFileError, match=r"fp4_gemm_fixed_latency_s\.value.*0\.5, 15\] us"):
         parse_calibration(doc, "test.toml")
 
 
@@ -309,8 +309,10 @@ def test_support_flags_parameters_pinned_by_one_point_or_one_shape():
     rows = {(s.gpu, s.key): s for s in support(DATA, MEASUREMENTS)}
     one_point = rows[("NVIDIA H100 SXM", "grouped_efficiency.2d3d")]  # one M3 kernel
     assert (one_point.points, one_point.shapes) == (1, 1) and one_point.weak
-    gemm = rows[(None, "gemm_fixed_latency_s")]  # M1 sweeps, the grouped and helion GEMMs
+    gemm = rows[("NVIDIA B200", "gemm_fixed_latency_s")]  # M1 sweeps, the grouped GEMMs
     assert gemm.points >= 3 and gemm.shapes >= 2 and not gemm.weak
+    amd = rows[("AMD Instinct MI355X", "gemm_fixed_latency_s")]  # FlyDSL #327's five shapes
+    assert amd.points == 5 and amd.shapes == 5 and not amd.weak
     cast = rows[("NVIDIA GeForce RTX 5090", "cast_fixed_latency_s")]  # vLLM #43658's sweep
     assert cast.points >= 3 and cast.shapes >= 2 and not cast.weak
 
@@ -434,3 +436,42 @@ def test_a_gpu_without_family_data_pools_its_own_segment_first():
         value = calibration_for(gpu, SPECS, data).values[key]
         assert same and value.value == pytest.approx(statistics.fmean(same)), name
         assert value.level is Level.GLOBAL
+
+
+def test_a_gemm_latency_pools_the_gpus_of_the_same_platform_first():
+    """A GEMM's fixed time is the vendor library's: a GPU without its own takes its
+    family's (GB200: B200's, the same chip), else its segment's on its own platform (H100:
+    the CUDA datacenter GPUs', MI300X: the ROCm ones'), never a CUDA and ROCm mean."""
+    from roofline.calibration.data import load_calibration
+
+    data = load_calibration()
+    key = "gemm_fixed_latency_s"
+    b200 = data.gpu_entry("NVIDIA B200", key).value
+    mi355x = data.gpu_entry("AMD Instinct MI355X", key).value
+    assert mi355x > b200  # hipBLASLt's small GEMMs start later than cuBLAS's
+    expected = {
+        "NVIDIA GB200": (b200, Level.FAMILY),
+        "NVIDIA H100 SXM": (b200, Level.GLOBAL),
+        "AMD Instinct MI300X": (mi355x, Level.GLOBAL),
+        "AMD Instinct MI350X": (mi355x, Level.FAMILY),
+    }
+    for name, (value, level) in expected.items():
+        got = calibration_for(SPECS[name], SPECS, data).values[key]
+        assert (got.value, got.level) == (pytest.approx(value), level), name
+    # a GDDR card pools the GDDR cards (none have one here), then the CUDA GPUs'
+    card = calibration_for(SPECS["NVIDIA L40S"], SPECS, data).values[key]
+    assert card.value == pytest.approx(b200) and "every GPU on CUDA" in card.source
+
+
+def test_a_gpu_of_no_known_platform_pools_no_platform():
+    import dataclasses
+
+    from roofline.calibration.families import platform_of
+
+    assert platform_of(SPECS["AMD Instinct MI300X"]) == "ROCm"
+    assert platform_of(SPECS["NVIDIA L40S"]) == "CUDA"
+    other = dataclasses.replace(SPECS["NVIDIA L40S"], name="Other Card", vendor="Imaginary")
+    assert platform_of(other) is None
+    specs = {**SPECS, other.name: other}
+    got = calibration_for(other, specs).values["gemm_fixed_latency_s"]
+    assert "on CUDA" not in got.source and "on None" not in got.source

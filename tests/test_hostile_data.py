@@ -31,7 +31,7 @@ def _value_line(pattern: str) -> str:
     return match.group(1)
 
 
-LATENCY_LINE = _value_line("[parameters.gemm_fixed_latency_s]")
+LATENCY_LINE = _value_line("[parameters.fp4_gemm_fixed_latency_s]")
 FRACTION_LINE = _value_line('[gpu.values."gemm_efficiency.fp8_block"]')
 
 
@@ -174,11 +174,11 @@ LOADERS = [
         {
             "bidi": (
                 _calibration({'note = "fixed latency': 'note = "\\u202efixed latency'}),
-                "gemm_fixed_latency_s.note",
+                "fp4_gemm_fixed_latency_s.note",
             ),
             "nul": (
                 _calibration({'note = "fixed latency': 'note = "\\u0000fixed latency'}),
-                "gemm_fixed_latency_s.note",
+                "fp4_gemm_fixed_latency_s.note",
             ),
             "subnormal": (
                 _calibration({FRACTION_LINE: "value = 5e-324"}),
@@ -186,13 +186,11 @@ LOADERS = [
             ),
             "400 digits": (
                 _calibration({LATENCY_LINE: f"value = {N400}"}),
-                "gemm_fixed_latency_s.value",
+                "fp4_gemm_fixed_latency_s.value",
             ),
             "unknown reference": (
-                _calibration(
-                    {'sets = ["m1-b200-relu-linear-mxfp8-cublas", ': 'sets = ["no-such-set", '}
-                ),
-                "gemm_fixed_latency_s.sets",
+                _calibration({'sets = ["m1-b200-relu-linear-nvfp4", ': 'sets = ["no-such-set", '}),
+                "fp4_gemm_fixed_latency_s.sets",
             ),
         },
     ),

@@ -45,7 +45,7 @@ def _value_line(pattern: str) -> str:
     return match.group(1)
 
 
-LATENCY_LINE = _value_line("[parameters.gemm_fixed_latency_s]")
+LATENCY_LINE = _value_line("[parameters.fp4_gemm_fixed_latency_s]")
 FRACTION_LINE = _value_line('[gpu.values."gemm_efficiency.fp8_block"]')
 
 
@@ -229,7 +229,7 @@ def test_f04_devices_and_fifos_are_refused_before_reading(capsys, tmp_path, argv
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("[parameters.gemm_fixed_latency_s]\nvalue", "parameters = 5\n[x]\nvalue"),
+        ("[parameters.fp4_gemm_fixed_latency_s]\nvalue", "parameters = 5\n[x]\nvalue"),
         ('[[gpu]]\nname = "NVIDIA B200"\n', '[[gpu]]\nname = "NVIDIA B200"\nvalues = [1, 2]\n'),
         ('[[gpu]]\nname = "NVIDIA B200"\n', '[[gpu]]\nname = "NVIDIA B200"\nvalues = "ab"\n'),
         (LATENCY_LINE, "value = " + "9" * 400),
@@ -336,7 +336,7 @@ def test_f08_set_ids_cannot_take_over_the_validation_pages_anchors(tmp_path):
 )
 def test_f09_calibration_set_ids_are_checked_at_load(capsys, tmp_path, bad):
     text = _bundled("calibration.toml").replace(
-        'sets = ["m1-b200-relu-linear-mxfp8-cublas", ', f'sets = ["{bad}", ', 1
+        'sets = ["m1-b200-relu-linear-nvfp4", ', f'sets = ["{bad}", ', 1
     )
     path = _write(tmp_path, "calibration.toml", text)
     err = _one_error(
@@ -352,7 +352,7 @@ def test_f09_calibration_set_ids_are_checked_at_load(capsys, tmp_path, bad):
         "--calibration",
         str(path),
     )
-    assert str(path) in err and "gemm_fixed_latency_s.sets" in err
+    assert str(path) in err and "fp4_gemm_fixed_latency_s.sets" in err
     load_calibration()  # the bundled file, its set ids checked against the bundled sets
 
 
@@ -387,7 +387,7 @@ def test_f10_calibration_notes_are_bounded_and_without_controls(tmp_path, note):
     text = _bundled("calibration.toml").replace('note = "fixed latency', f'note = "{escaped}', 1)
     with pytest.raises(DataFileError) as info:
         load_calibration(_write(tmp_path, "calibration.toml", text))
-    assert [p.field for p in info.value.problems] == ["gemm_fixed_latency_s.note"]
+    assert [p.field for p in info.value.problems] == ["fp4_gemm_fixed_latency_s.note"]
     assert len(str(info.value)) < 1000
 
 

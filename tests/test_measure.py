@@ -258,7 +258,7 @@ def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_p
     ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "wrote 2 refit values and 2 new parameters" in printed and "NVIDIA B200" not in printed
+    assert "wrote 2 refit values and 3 new parameters" in printed and "NVIDIA B200" not in printed
     ids = bundled_set_ids() | {
         "mine-bf16-gemm",
         "mine-lowp-gemm-tensorwise",
@@ -282,11 +282,13 @@ def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_p
     assert sorted(refit) == ["cast_efficiency.row", "cast_fixed_latency_s"]
     for key in refit:
         assert new[key].sets == mine and new[key].basis == old[key].basis
-    # ... and the GEMM efficiencies it had none of join with the sets behind each.
+    # ... and the GEMM efficiencies and GEMM latency it had none of join with the sets
+    # behind each.
     added = {k: new[k] for k in new.keys() - old.keys()}
-    assert sorted(added) == ["gemm_efficiency.bf16", "gemm_efficiency.fp8"]
+    assert sorted(added) == ["gemm_efficiency.bf16", "gemm_efficiency.fp8", "gemm_fixed_latency_s"]
     assert added["gemm_efficiency.bf16"].sets == ("mine-bf16-gemm",)
     assert added["gemm_efficiency.fp8"].sets == ("mine-lowp-gemm-tensorwise",)
+    assert added["gemm_fixed_latency_s"].sets == ("mine-bf16-gemm", "mine-lowp-gemm-tensorwise")
     assert all(e.basis == "fitted" for e in added.values())
     cv = written.cv["NVIDIA H100 SXM"]  # two shapes: one left out at a time
     assert (cv.points, cv.shapes, cv.method) == (6, 2, "leave one shape out")

@@ -35,12 +35,14 @@ from roofline.specs.text import load_toml
 GPU = "NVIDIA GeForce RTX 4090"  # no measurement of it is bundled
 SHAPES = ((1024, 1024, 1024), (2048, 4096, 4096), (4096, 4096, 4096), (8192, 8192, 8192))
 KINDS = (("bf16_gemm", "tensorwise"), ("lowp_gemm", "tensorwise"), ("cast", "tensorwise"))
-# The cast kernel's launch latency is stored per GPU, so the owner's casts fit one too.
+# The cast kernel's launch latency and a GEMM's fixed time are stored per GPU, so the
+# owner's casts and GEMMs fit one each too.
 TRUTH = {
     "gemm_efficiency.bf16": 0.66,
     "gemm_efficiency.fp8": 0.58,
     "cast_efficiency.row": 0.71,
     "cast_fixed_latency_s": 1.5e-06,
+    "gemm_fixed_latency_s": 5.5e-06,
 }
 BUNDLED_CALIBRATION = Path(__file__).resolve().parent.parent / "roofline/data/calibration.toml"
 

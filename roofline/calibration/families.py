@@ -3,6 +3,8 @@ of GPUs without data of their own (:mod:`roofline.calibration.params`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from roofline.specs import GpuSpec
 
 #: Architecture (spec ``architecture``, lower case) -> family; GeForce / RTX PRO Blackwell
@@ -38,3 +40,49 @@ def family_of(gpu: GpuSpec) -> str:
     if family == "Blackwell datacenter" and any(m in gpu.name.lower() for m in _CONSUMER_MARKERS):
         return "Blackwell consumer"
     return family
+
+
+#: Display names of the software platforms (spec ``platform``, or derived from the vendor).
+_PLATFORM_NAMES = {"cuda": "CUDA", "rocm": "ROCm"}
+
+
+def platform_of(gpu: GpuSpec) -> str | None:
+    """The GPU's software platform by name (CUDA, ROCm), whose libraries run the kernels a
+    benchmark times; None when the spec database does not say (it then pools no platform)."""
+    platform = gpu.platform
+    return _PLATFORM_NAMES.get(platform, platform) if platform else None
+
+
+#: A kind of group of GPUs the calibrated model pools: (kind, how its mean is named (a
+#: format string of the group), GPU name -> its group); kind "family" or a wider one.
+Pool = tuple[str, str, dict[str, object]]
+
+
+def pools(gpus: Iterable[GpuSpec]) -> tuple[Pool, ...]:
+    """The groups a GPU without a value of its own pools, nearest first: its family, its
+    segment (:func:`segment_of`) on its software platform (:func:`platform_of`: the
+    libraries whose kernels are timed), its segment, its platform."""
+    gpus = list(gpus)
+    return (
+        ("family", "the {} family's mean", {g.name: family_of(g) for g in gpus}),
+        (
+            "segment on platform",
+            "the mean over every {0[0]} GPU on {0[1]} with data",
+            {g.name: (segment_of(g), platform_of(g)) for g in gpus},
+        ),
+        (
+            "segment",
+            "the mean over every {} GPU with data",
+            {g.name: segment_of(g) for g in gpus},
+        ),
+        (
+            "platform",
+            "the mean over every GPU on {} with data",
+            {g.name: platform_of(g) for g in gpus},
+        ),
+    )
+
+
+def unknown_group(group: object) -> bool:
+    """A group naming no platform (the spec database does not say): it pools nothing."""
+    return group is None or (isinstance(group, tuple) and None in group)

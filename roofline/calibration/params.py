@@ -43,7 +43,7 @@ from roofline.calibration.data import (
     GpuCv,
     load_calibration,
 )
-from roofline.calibration.families import family_of, segment_of
+from roofline.calibration.families import Pool, pools, unknown_group
 from roofline.specs import GpuSpec, SpecDatabase, load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS
 
@@ -153,12 +153,10 @@ class _Resolver:
         self.data = data
 
     @functools.cached_property
-    def _families(self) -> dict[str, str]:
-        return {gpu.name: family_of(gpu) for gpu in self.specs.values()}
-
-    @functools.cached_property
-    def _segments(self) -> dict[str, str]:
-        return {gpu.name: segment_of(gpu) for gpu in self.specs.values()}
+    def _pools(self) -> tuple[Pool, ...]:
+        # A latency stored for a GPU of the bundled database that this one lacks still has
+        # a family and platform (a time pools every GPU the file measured).
+        return pools({**_bundled_specs(), **self.specs}.values())
 
     @functools.cached_property
     def _direct_gemm(self) -> dict[str, dict[str, float]]:
@@ -180,25 +178,23 @@ class _Resolver:
     def _pooled(
         self, gpu: GpuSpec, known: Mapping[str, float]
     ) -> tuple[Level, list[str], list[float]] | None:
-        """The values of ``gpu``'s family if any GPU of it has one, else its segment's
-        (:func:`segment_of`), else every GPU's."""
-        family = self._families[gpu.name]
-        same = {n: v for n, v in known.items() if self._families.get(n) == family}
-        segment = {
-            n: v for n, v in known.items() if self._segments.get(n) == self._segments[gpu.name]
-        }
-        for level, pool in ((Level.FAMILY, same), (Level.GLOBAL, segment), (Level.GLOBAL, known)):
+        """The values of the nearest of ``gpu``'s groups (:attr:`_pools`) in which any GPU
+        has one, else every GPU's."""
+        for kind, _, group in self._pools:
+            if unknown_group(group[gpu.name]):
+                continue
+            pool = {n: v for n, v in known.items() if group.get(n) == group[gpu.name]}
             if pool:
+                level = Level.FAMILY if kind == "family" else Level.GLOBAL
                 return level, sorted(pool), list(pool.values())
-        return None
+        return (Level.GLOBAL, sorted(known), list(known.values())) if known else None
 
     def _where(self, gpu: GpuSpec, level: Level, names: list[str]) -> str:
-        if level is Level.FAMILY:
-            return f"the {self._families[gpu.name]} family's mean ({', '.join(names)})"
-        if all(self._segments.get(n) == self._segments[gpu.name] for n in names):
-            return (
-                f"the mean over every {self._segments[gpu.name]} GPU with data ({', '.join(names)})"
-            )
+        for _, what, group in self._pools:
+            if not unknown_group(group[gpu.name]) and all(
+                group.get(n) == group[gpu.name] for n in names
+            ):
+                return f"{what.format(group[gpu.name])} ({', '.join(names)})"
         return f"the mean over every GPU with data ({', '.join(names)})"
 
     def gemm(self, gpu: GpuSpec, fmt: str) -> ParameterValue:
@@ -347,6 +343,12 @@ class _Resolver:
 
 
 _LEVEL_ORDER = (Level.GPU, Level.FAMILY, Level.GLOBAL)
+
+
+@functools.cache
+def _bundled_specs() -> SpecDatabase:
+    """The bundled spec database, read once per process (a resolver is made per fit step)."""
+    return load_specs()
 
 
 def worst_level(levels: Iterable[Level]) -> Level:

@@ -262,9 +262,11 @@ def _build_staged(
         # Sympy work that needs no compiled model (formulas, the calculator's script)
         # starts on a process of its own before the compile, which else leaves the
         # second core idle for its seconds.
-        early = pool.Early(cache, instantiated, specs)
+        early = pool.Early(cache, instantiated, specs, inputs)
         if early.needed():
-            early.start(stack.enter_context(fork(1)))
+            process = stack.enter_context(fork(1))
+            early.start(process)
+            early.start_validation(process)
         # A GPU without stored formulas is new or changed (or the model is): its
         # evaluations are to be made, on workers that then inherit the compiled models.
         if not cache.enabled or None in instantiated.values():
@@ -361,7 +363,7 @@ def _gather_and_render(
         timer.stage("gather", f"{len(specs)} GPUs x modes x recipes x fusion (pool)"),
         failing_as("gather", site_dir),
     ):
-        atlas = pool.gather_on(workers, specs, cache, inputs)
+        atlas = pool.gather_on(workers, specs, cache, inputs, early.validation)
     with (
         timer.stage("latex", f"instantiated formulas of {len(early.missing)} GPUs (pool)"),
         failing_as("latex", site_dir),

@@ -103,7 +103,11 @@ def validation_of(specs: SpecDatabase, inputs: ModelInputs | None) -> Validation
 
 
 def gather_on(
-    workers: Pool, specs: SpecDatabase, cache: BuildCache, inputs: ModelInputs | None = None
+    workers: Pool,
+    specs: SpecDatabase,
+    cache: BuildCache,
+    inputs: ModelInputs | None = None,
+    validation: Any = None,
 ) -> dense.Atlas:
     """:func:`site_gen.gather.dense.gather`, its evaluations split over ``workers`` (one
     task per GPU, :func:`warm`), which store them in ``cache``; the gather here then reads
@@ -114,7 +118,8 @@ def gather_on(
     # The Validation page's data (every published set predicted, about a second) on a
     # worker too: else this process computes it alone after the evaluations, and a
     # one-GPU rebuild's second worker has nothing to do meanwhile.
-    validation = workers.apply_async(validation_of, (specs, inputs))
+    if validation is None:  # else already started (Early.start_validation)
+        validation = workers.apply_async(validation_of, (specs, inputs))
     tasks = [workers.apply_async(warm, (specs, inputs, cache, name)) for name in specs]
     found, made = Counter(cache.hits), Counter(cache.misses)
     for task in tasks:
@@ -147,20 +152,27 @@ def history_for(specs_path: str | None) -> SpecHistory:
 
 class Early:
     """The formulas of the GPUs the cache lacks and the calculator's model script: made
-    on a process forked before the compile (:meth:`start`), else on the workers."""
+    on a process forked before the compile (:meth:`start`), else on the workers. When
+    that is little (a rebuild after a GPU or two changed), the Validation page's data as
+    well: it compiles the models it needs itself, beside the build's own compile, instead
+    of after it."""
 
     def __init__(
         self,
         cache: BuildCache,
         instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]] | None],
         specs: SpecDatabase,
+        inputs: ModelInputs | None = None,
     ) -> None:
         self.cache = cache
+        self.specs, self.inputs = specs, inputs
         self.models_key = keys.models_script_key()
         self.models_js = cache.get("models-js", self.models_key)
         self.missing = [g for g in specs.values() if instantiated[g.name] is None]
         self.latex_jobs: Any = None
         self.models_job: Any = None
+        #: The Validation page's data, pending, when this process makes it.
+        self.validation: Any = None
 
     def needed(self) -> bool:
         """Whether there is anything to make."""
@@ -173,6 +185,13 @@ class Early:
             if self.models_js is None:
                 self.models_job = workers.apply_async(models_script)
             self.latex_jobs = workers.map_async(latex_for, self.missing)
+
+    def start_validation(self, workers) -> None:
+        """On its own process (:meth:`start`), start the Validation page's data too when
+        there is little else to make: no script, formulas of at most one GPU per worker."""
+        little = self.models_js is not None and len(self.missing) <= config.WORKERS
+        if self.cache.enabled and little:
+            self.validation = workers.apply_async(validation_of, (self.specs, self.inputs))
 
     def formulas(self) -> list[tuple[str, dict[tuple[str, str], tuple[Formula, ...]]]]:
         """(GPU name, formulas) of each GPU that lacked them."""

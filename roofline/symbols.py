@@ -362,7 +362,7 @@ CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
 #: The calibration parameters no model term uses: they say how a measurement was taken
 #: (scored in roofline.analysis.validation), not what a kernel costs.
 HARNESS_SYMBOLS: tuple[HardwareSymbol, ...] = (T_COLD, T_COLD_CAST, PHI_L2)
-#: The fixed latencies stored per GPU, resolved GPU -> family -> segment -> every GPU
+#: The fixed latencies stored per GPU, resolved GPU -> family -> wider groups -> every GPU
 #: like the efficiencies (roofline.calibration.params); every other latency is model-wide.
 #: A tiny cast's launch differs between GPUs more than any kernel's cost model allows one
 #: number for: in CUDA graphs it takes about 1 us on GeForce / RTX PRO Blackwell (vLLM PR

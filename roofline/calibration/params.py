@@ -1,7 +1,6 @@
 """The calibrated model's parameter values for one GPU, each with its basis and source.
 
-Values resolve GPU -> architecture family -> segment, then every GPU (global), in this
-order:
+Values resolve GPU -> architecture family -> wider groups -> every GPU, in this order:
 
 1. ``roofline/data/calibration.toml``: a value fitted on named measurement sets
    (basis ``fitted``), or read off a kernel-level measurement (basis ``measured``);
@@ -11,11 +10,12 @@ order:
    datacenter, Blackwell consumer, CDNA3, CDNA4, Ada, Ampere): the mean over the family's
    GPUs that have the value, always as a fraction of *this* GPU's own peak figures (an
    efficiency, or a ratio of efficiencies applied to this GPU's own parent efficiency),
-   never one other GPU's absolute number. A fixed latency stored per GPU (the cast kernel's
-   launch, :data:`~roofline.calibration.data.PER_GPU_LATENCY_KEYS`) is a time, not a
-   fraction of a peak: its family's mean time. Basis ``assumed``, level ``family``.
-3. the GPUs of its market segment that have the value (HBM datacenter parts, GDDR
-   workstation and consumer cards), else every GPU's, likewise (level ``global``); for the
+   never one other GPU's absolute number. A fixed latency stored per GPU (a cast's launch,
+   a GEMM's fixed time: :data:`~roofline.calibration.data.PER_GPU_LATENCY_KEYS`) is a
+   time, not a fraction of a peak: its family's mean time. Basis ``assumed``, level ``family``.
+3. the GPUs of its market segment on its software platform that have the value, else its
+   segment's, else its platform's (:func:`~roofline.calibration.families.pools`), else
+   every GPU's, likewise (level ``global``); for the
    model-wide fixed latencies without a stored value, and a GEMM or cast fraction or a
    per-GPU latency no GPU has, the spec database's own figure (launch floor,
    ``pct_achievable_*``); a scoring parameter without one changes nothing.
@@ -76,6 +76,20 @@ class ParameterValue:
     low: float | None = None
     high: float | None = None
     level: Level = Level.GPU
+
+
+@dataclass(frozen=True)
+class _Pool:
+    """What an assumed value is the mean of: level, group (as named), GPUs, values."""
+
+    level: Level
+    what: str
+    names: list[str]
+    values: list[float]
+
+    def where(self) -> str:
+        """The group and its GPUs, as a source text says them."""
+        return f"{self.what} ({', '.join(self.names)})"
 
 
 @dataclass(frozen=True)
@@ -175,27 +189,21 @@ class _Resolver:
             return _stored(entry)
         return mamf_efficiency(gpu, fmt) if fmt in _PEAK_KEY else None
 
-    def _pooled(
-        self, gpu: GpuSpec, known: Mapping[str, float]
-    ) -> tuple[Level, list[str], list[float]] | None:
+    def _pooled(self, gpu: GpuSpec, known: Mapping[str, float]) -> _Pool | None:
         """The values of the nearest of ``gpu``'s groups (:attr:`_pools`) in which any GPU
-        has one, else every GPU's."""
-        for kind, _, group in self._pools:
-            if unknown_group(group[gpu.name]):
+        has one, else every GPU's; None when no GPU has one."""
+        for kind, what, group in self._pools:
+            mine = group[gpu.name]
+            if unknown_group(mine):
                 continue
-            pool = {n: v for n, v in known.items() if group.get(n) == group[gpu.name]}
+            pool = {n: v for n, v in known.items() if group.get(n) == mine}
             if pool:
                 level = Level.FAMILY if kind == "family" else Level.GLOBAL
-                return level, sorted(pool), list(pool.values())
-        return (Level.GLOBAL, sorted(known), list(known.values())) if known else None
-
-    def _where(self, gpu: GpuSpec, level: Level, names: list[str]) -> str:
-        for _, what, group in self._pools:
-            if not unknown_group(group[gpu.name]) and all(
-                group.get(n) == group[gpu.name] for n in names
-            ):
-                return f"{what.format(group[gpu.name])} ({', '.join(names)})"
-        return f"the mean over every GPU with data ({', '.join(names)})"
+                return _Pool(level, what.format(mine), sorted(pool), list(pool.values()))
+        if not known:
+            return None
+        every = "the mean over every GPU with data"
+        return _Pool(Level.GLOBAL, every, sorted(known), list(known.values()))
 
     def gemm(self, gpu: GpuSpec, fmt: str) -> ParameterValue:
         """The GEMM efficiency of ``fmt`` on ``gpu``."""
@@ -219,10 +227,10 @@ class _Resolver:
                 source=f"assumed equal to eta_{parent_fmt} (no GPU has both measured)",
                 level=Level.GLOBAL,
             )
-        level, names, values = pooled
+        level, values = pooled.level, pooled.values
         mean = statistics.fmean(values)
         source = (
-            f"assumed: this GPU's eta_{parent_fmt} x {mean:.3f}, {self._where(gpu, level, names)}"
+            f"assumed: this GPU's eta_{parent_fmt} x {mean:.3f}, {pooled.where()}"
             f" of eta_{fmt}/eta_{parent_fmt}"
         )
         return ParameterValue(
@@ -253,8 +261,8 @@ class _Resolver:
         if pooled is None:
             source = f"assumed: {default_key} (no GPU of this database has data)"
             return ParameterValue(default, Basis.ASSUMED, source, level=Level.GLOBAL)
-        level, names, values = pooled
-        source = f"assumed: {self._where(gpu, level, names)}"
+        level, values = pooled.level, pooled.values
+        source = f"assumed: {pooled.where()}"
         return ParameterValue(
             statistics.fmean(values),
             Basis.ASSUMED,

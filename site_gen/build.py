@@ -264,9 +264,7 @@ def _build_staged(
         # second core idle for its seconds.
         early = pool.Early(cache, instantiated, specs, inputs)
         if early.needed():
-            process = stack.enter_context(fork(1))
-            early.start(process)
-            early.start_validation(process)
+            early.start(stack.enter_context(fork(1)), own=True)
         # A GPU without stored formulas is new or changed (or the model is): its
         # evaluations are to be made, on workers that then inherit the compiled models.
         if not cache.enabled or None in instantiated.values():
@@ -345,14 +343,13 @@ def _gather_and_render(
     workers,
     timer: StageTimer,
     instantiated: dict[str, dict[tuple[str, str], tuple[Formula, ...]] | None],
-    inputs: ModelInputs | None = None,
-    on_chart: Callable[[PlotJob], None] | None = None,
-    early: pool.Early | None = None,
+    inputs: ModelInputs | None,
+    on_chart: Callable[[PlotJob], None] | None,
+    early: pool.Early,
 ) -> tuple[dict[str, str], list[PlotJob]]:
     """Evaluations, formulas (``early``'s, else the pool's), history (pool), the
     calculator's model script (``early``'s, else the pool's) and the rendered pages;
     ``instantiated``: the formulas found in the cache (None: missing)."""
-    early = early if early is not None else pool.Early(cache, instantiated, specs)
     early.start(workers)  # nothing more when its own process has started it
     history_key = keys.history_key(specs_path)
     history = cache.get("history", history_key)

@@ -118,7 +118,7 @@ def gather_on(
     # The Validation page's data (every published set predicted, about a second) on a
     # worker too: else this process computes it alone after the evaluations, and a
     # one-GPU rebuild's second worker has nothing to do meanwhile.
-    if validation is None:  # else already started (Early.start_validation)
+    if validation is None:  # else already started (Early.start)
         validation = workers.apply_async(validation_of, (specs, inputs))
     tasks = [workers.apply_async(warm, (specs, inputs, cache, name)) for name in specs]
     found, made = Counter(cache.hits), Counter(cache.misses)
@@ -178,19 +178,18 @@ class Early:
         """Whether there is anything to make."""
         return bool(self.missing) or self.models_js is None
 
-    def start(self, workers) -> None:
-        """Start what is to be made on ``workers`` (once)."""
-        if self.latex_jobs is None:
-            # The script first: the longest task, in the queue before the formulas.
-            if self.models_js is None:
-                self.models_job = workers.apply_async(models_script)
-            self.latex_jobs = workers.map_async(latex_for, self.missing)
-
-    def start_validation(self, workers) -> None:
-        """On its own process (:meth:`start`), start the Validation page's data too when
-        there is little else to make: no script, formulas of at most one GPU per worker."""
+    def start(self, workers, own: bool = False) -> None:
+        """Start what is to be made on ``workers`` (once); ``own``: a process of its own,
+        which takes the Validation page's data too when there is little else to make (no
+        script, formulas of at most one GPU per worker)."""
+        if self.latex_jobs is not None:
+            return
+        # The script first: the longest task, in the queue before the formulas.
+        if self.models_js is None:
+            self.models_job = workers.apply_async(models_script)
+        self.latex_jobs = workers.map_async(latex_for, self.missing)
         little = self.models_js is not None and len(self.missing) <= config.WORKERS
-        if self.cache.enabled and little:
+        if own and self.cache.enabled and little:
             self.validation = workers.apply_async(validation_of, (self.specs, self.inputs))
 
     def formulas(self) -> list[tuple[str, dict[tuple[str, str], tuple[Formula, ...]]]]:

@@ -34,11 +34,11 @@ _BLOCK_IDENTIFIER = re.compile(r"^:::\s+([A-Za-z_][\w.]*)", re.MULTILINE)
 Registration = tuple[Any, ...]
 
 
-def sources_key(markdown: str, config: Any) -> str | None:
+def sources_key(markdown: str) -> str | None:
     """Digest of the sources the page's blocks document (every ``.py`` and ``.pyi`` file
-    of each top-level package they name); None when a block's package is not found as a
-    package folder (the body is then made every time)."""
-    del config  # the collector's search paths are the interpreter's in these builds
+    of each top-level package they name, found on the interpreter's path, which is the
+    collector's in these builds); None when a block's package is not found as a package
+    folder (the body is then made every time)."""
     names = sorted({ident.split(".")[0] for ident in _BLOCK_IDENTIFIER.findall(markdown)})
     if not names:
         return None

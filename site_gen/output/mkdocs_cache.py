@@ -194,7 +194,7 @@ class PageCache(BasePlugin):
         snippets = page_parts.snippets(page.markdown, config)
         if snippets is None or not page_parts.API_BLOCK.search(page.markdown):
             return snippets
-        sources = api_docs.sources_key(page.markdown, config)
+        sources = api_docs.sources_key(page.markdown)
         return None if sources is None else [*snippets, ("mkdocstrings", sources)]
 
     @staticmethod

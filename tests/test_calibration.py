@@ -641,6 +641,32 @@ def test_a_cold_l2_set_adds_the_cold_start_to_every_kernel_it_times() -> None:
     assert {"gemm", "cast"} <= checked and len(checked) >= 10
 
 
+def test_a_rotating_operand_set_reads_from_dram_without_a_cold_start() -> None:
+    """A set timed on rotating operand copies larger than the cache (aiter's and FlyDSL's
+    run_perftest) reads its operands from DRAM with no flush before the call: no cold start
+    (its prediction equals the unknown-L2 one, timed the same way) and no warm-cache
+    bandwidth; flushed like a cold set, the same points would be slower."""
+    from dataclasses import replace
+
+    from roofline.analysis.harness import starts_cold, streams_warm
+    from roofline.analysis.validation import predict_set
+    from roofline.measurements import L2State
+
+    data = load_calibration()
+    rotating = [s for s in MEASUREMENTS.sets if s.l2 is L2State.ROTATING]
+    assert {s.id for s in rotating} >= {
+        "flydsl327-mi355x-bf16-mm-small-m",
+        "aiter-mi355x-mxfp4-gemm-tuned",
+    }
+    for mset in rotating:
+        assert not starts_cold(mset) and not streams_warm(mset, SPECS[mset.gpu])
+        plain = predict_set(replace(mset, l2=L2State.UNKNOWN), SPECS, data)
+        assert list(predict_set(mset, SPECS, data)) == list(plain)
+        if starts_cold(replace(mset, l2=L2State.COLD)):
+            flushed = predict_set(replace(mset, l2=L2State.COLD), SPECS, data)
+            assert all(flushed > plain)
+
+
 def _model_wide_keys(set_id: str) -> frozenset[str]:
     from roofline.analysis.validation import set_parameter_keys
 

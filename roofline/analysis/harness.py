@@ -7,6 +7,9 @@ less, than that, and the measurement file says how (:mod:`roofline.measurements`
   times on an L2 full of the eviction's dirty lines: :data:`COLD_START` adds a GEMM's cold
   start :data:`roofline.symbols.T_COLD` to each GEMM and :data:`CAST_COLD_START` a
   memory-bound kernel's, :data:`roofline.symbols.T_COLD_CAST`, to each other kernel;
+* a set timed on rotating operand copies larger than the cache (``l2 = "rotating"``)
+  reads its operands from DRAM like every prediction, with no cold start: no flush left
+  dirty lines to write back before its first loads;
 * a set timed back to back on the same operands (``l2 = "warm"``) finds a kernel's data
   still in the last-level cache when it fits there: :data:`WARM_BANDWIDTH` streams each
   kernel whose bytes fit in the GPU's cache (:data:`roofline.symbols.L2_CAPACITY`) at the

@@ -50,7 +50,10 @@ class Timer(enum.StrEnum):
 class L2State(enum.StrEnum):
     """Whether the timer evicted the GPU's L2 cache before each timed call."""
 
-    COLD = "cold"  # a write larger than L2 (or rotating operands) before every call
+    COLD = "cold"  # a write larger than L2 before every call: L2 full of dirty lines
+    # Each call on the next of many operand copies that together exceed L2: operands come
+    # from DRAM, but no flush left the cache full of dirty lines to write back first.
+    ROTATING = "rotating"
     WARM = "warm"  # calls back to back on the same operands, nothing evicted
     UNKNOWN = "unknown"  # the source does not say
 

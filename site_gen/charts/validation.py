@@ -72,8 +72,22 @@ def x_axis(points: Sequence[Point]) -> XAxis:
         else:
             label = f"M (tokens, log2 scale); K = {shapes[0][1]}, N = {shapes[0][2]}"
         return XAxis(tuple(math.log2(m) for m in ms), (), True, label)
-    names = tuple(point_name(p) for p in points)
-    return XAxis(tuple(float(i) for i in range(len(points))), names, False, "measured point")
+    positions = tuple(float(i) for i in range(len(points)))
+    if numbered(points):
+        numbers = tuple(str(i) for i in range(1, len(points) + 1))
+        return XAxis(positions, numbers, False, "measured point (numbered as in the table)")
+    return XAxis(positions, tuple(point_name(p) for p in points), False, "measured point")
+
+
+#: The characters of tick labels (each with two of spacing) that fit side by side under
+#: a chart FIG_IN wide at the 10.5 pt tick font; longer names would overlap.
+MAX_TICK_CHARS = 48
+
+
+def numbered(points: Sequence[Point]) -> bool:
+    """Whether a set's chart labels its points by number (the set's table numbers its
+    rows to match), because their names would overlap under the chart."""
+    return sum(len(point_name(p)) + 2 for p in points) > MAX_TICK_CHARS
 
 
 def validation_chart(result: SetResult, path: str) -> PlotJob:

@@ -52,6 +52,7 @@ TIMER_TEXT: dict[Timer, str] = {
 }
 L2_TEXT: dict[L2State, str] = {
     L2State.COLD: "L2 evicted before every call",
+    L2State.ROTATING: "operands rotated through copies larger than L2 (no flush)",
     L2State.WARM: "L2 warm (calls back to back)",
     L2State.UNKNOWN: "L2 state not stated",
 }

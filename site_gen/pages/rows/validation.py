@@ -29,7 +29,7 @@ from roofline.measurements import (
 from roofline.recipes import FORMATS
 from roofline.specs import GpuSpec
 from roofline.symbols import CALIBRATION_SYMBOLS, PER_GPU_LATENCY_SYMBOLS, HardwareSymbol
-from site_gen.charts.validation import point_name, shape_text
+from site_gen.charts.validation import numbered, point_name, shape_text
 from site_gen.context import Table, gpu_page, rel
 from site_gen.markup import safe
 
@@ -236,11 +236,13 @@ def set_table(result: SetResult) -> Table:
     )
     table = Table(header, align=("---", *(NUMBER_ALIGN,) * 5), name=f"set-{result.set.id}")
     quantity = result.set.quantity
-    for p in result.points:
+    # Numbered like the chart's ticks when the chart numbers them.
+    number = numbered([p.point for p in result.points])
+    for i, p in enumerate(result.points, 1):
         t, c = p.predicted[TORCHAO], p.predicted[CALIBRATED]
         table.rows.append(
             (
-                point_cell(p),
+                f"{i}. {point_cell(p)}" if number else point_cell(p),
                 measured_text(p.measured, quantity),
                 measured_text(t, quantity),
                 signed_pct(p.error(TORCHAO)),

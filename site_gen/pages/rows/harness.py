@@ -184,7 +184,9 @@ def cold_start(calibration: CalibrationData, report: ValidationReport) -> dict[s
     eager = [
         r for r in report.sets if r.scored and r.set.l2 is L2State.COLD and not starts_cold(r.set)
     ]
+    rotating = [r for r in report.sets if r.scored and r.set.l2 is L2State.ROTATING]
     return {
+        "rotating": len(rotating),
         "formula": cold_start_formula(),
         "cast_formula": cast_cold_start_formula(),
         "side_formula": side_kernel_formula(),

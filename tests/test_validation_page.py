@@ -41,7 +41,7 @@ from roofline.specs import load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS, MODEL_CALIBRATION_SYMBOLS
 from site_gen import config, pool
 from site_gen.charts.jobs import chart_key
-from site_gen.charts.validation import validation_chart, x_axis
+from site_gen.charts.validation import numbered, point_name, validation_chart, x_axis
 from site_gen.gather import validation as gather_validation
 from site_gen.gather.dense import Atlas
 from site_gen.markup import exports
@@ -312,6 +312,35 @@ def test_x_axis_is_m_only_for_a_sweep_of_m() -> None:
     assert not multi.log2_m and multi.tick_labels == ("2 shapes",)
     backwards = x_axis(_points((64, 8, 8), (16, 8, 8), (1, 8, 8)))
     assert not backwards.log2_m
+
+
+def test_points_whose_names_would_overlap_are_numbered_in_chart_and_table(report) -> None:
+    """A set whose point names do not fit under its chart numbers its ticks 1..n, and
+    its table numbers its rows to match (escaped like any cell); the CSV and JSON
+    exports keep each point's name alone. A set with short names keeps them as ticks."""
+    from site_gen.markup import safe
+    from site_gen.pages.rows.validation import point_cell, set_table
+
+    results = {r.set.id: r for r in report.sets}
+    long = results["aiter-mi355x-fp8-rowwise-gemm-tuned"]
+    axis = x_axis([p.point for p in long.points])
+    assert axis.tick_labels == tuple(str(i) for i in range(1, len(long.points) + 1))
+    assert "numbered" in axis.label
+    rows = set_table(long).rows
+    for i, (row, point) in enumerate(zip(rows, long.points, strict=True), 1):
+        name = point_cell(point)
+        assert html.unescape(str(safe.md_text(row[0]))) == f"{i}. {name}"
+        assert safe.plain(row[0]) == name
+    points = {r.set.id: [p.point for p in r.points] for r in report.sets}
+    short = next(
+        r
+        for r in report.sets
+        if len(r.points) > 1
+        and not x_axis(points[r.set.id]).log2_m
+        and not numbered(points[r.set.id])
+    )
+    assert x_axis(points[short.set.id]).tick_labels[0] == point_name(short.points[0].point)
+    assert set_table(short).rows[0][0] == point_cell(short.points[0])
 
 
 def test_charts_draw_deterministic_svg_with_three_series(report) -> None:

@@ -236,15 +236,14 @@ def set_table(result: SetResult) -> Table:
     )
     table = Table(header, align=("---", *(NUMBER_ALIGN,) * 5), name=f"set-{result.set.id}")
     quantity = result.set.quantity
-    # Numbered like the chart's ticks when the chart numbers them; the exports keep the
-    # point's name alone (the number is the row's place, not data).
+    # Numbered like the chart's ticks when the chart numbers them (exports show the
+    # same cell text as the page, as every table's do).
     number = numbered([p.point for p in result.points])
     for i, p in enumerate(result.points, 1):
         t, c = p.predicted[TORCHAO], p.predicted[CALIBRATED]
-        name = point_cell(p)
         table.rows.append(
             (
-                safe.Md(safe.md_text(f"{i}. {name}"), plain=name) if number else name,
+                f"{i}. {point_cell(p)}" if number else point_cell(p),
                 measured_text(p.measured, quantity),
                 measured_text(t, quantity),
                 signed_pct(p.error(TORCHAO)),

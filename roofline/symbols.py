@@ -205,6 +205,15 @@ RHO_BF16 = _hw(
     "GEMM; its 2D-2D rate is this times rho_2D2D / rho_2D3D",
     "1",
 )
+# A persistent warp-specialized GEMM (CUTLASS 3 on Hopper, Blackwell) stores one tile while
+# it computes the next; one that stores each tile after its last K step exposes the store.
+OMEGA_STORE = _hw(
+    "omega_st",
+    "gemm_store_overlap",
+    r"\omega_{\mathrm{st}}",
+    "fraction of a GEMM's output store hidden behind its main loop (1: all of it)",
+    "1",
+)
 
 
 def _kind_pair(kind: str, latex: str, what: str) -> tuple[HardwareSymbol, HardwareSymbol]:
@@ -340,6 +349,7 @@ CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
     RHO_2D3D,
     RHO_2D2D,
     RHO_BF16,
+    OMEGA_STORE,
     ETA_REARRANGE,
     ETA_REARRANGE_K,
     ETA_HADAMARD_AMAX,
@@ -364,11 +374,9 @@ CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
 HARNESS_SYMBOLS: tuple[HardwareSymbol, ...] = (T_COLD, T_COLD_CAST, PHI_L2)
 #: The fixed latencies stored per GPU, resolved GPU -> family -> wider groups -> every GPU
 #: like the efficiencies (roofline.calibration.params); every other latency is model-wide.
-#: A tiny cast's launch differs between GPUs more than any kernel's cost model allows one
-#: number for: in CUDA graphs it takes about 1 us on GeForce / RTX PRO Blackwell (vLLM PR
-#: #43658, b12x PR #325) and about 1.8 us on B200 and H100 (vLLM PRs #43658, #25427).
-#: A small GEMM's fixed time differs between vendors' libraries likewise: about 4.6 us with
-#: cuBLAS on B200 and GB200, about 8 us with hipBLASLt on MI355X (FlyDSL PR #327).
+#: A tiny cast's launch takes about 1 us in CUDA graphs on GeForce / RTX PRO Blackwell and
+#: about 1.8 us on B200 and H100 (vLLM PRs #43658, #25427, b12x PR #325); a small GEMM's
+#: fixed time differs between vendors' libraries (cuBLAS against hipBLASLt) likewise.
 PER_GPU_LATENCY_SYMBOLS: tuple[HardwareSymbol, ...] = (T_CAST, T_GEMM)
 #: The parameters of the calibrated model's terms.
 MODEL_CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = tuple(

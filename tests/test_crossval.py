@@ -441,19 +441,20 @@ def test_a_gpu_without_family_data_pools_its_own_segment_first():
 
 def test_a_gemm_latency_pools_the_gpus_of_the_same_platform_first():
     """A GEMM's fixed time is the vendor library's: a GPU without its own takes its
-    family's (GB200: B200's, the same chip), else its segment's on its own platform (H100:
-    the CUDA datacenter GPUs', MI300X: the ROCm ones'), never a CUDA and ROCm mean."""
+    family's (GB200: B200's, the same chip; MI325X: MI300X's), else its segment's on its
+    own platform (H100: the CUDA datacenter GPUs'), never a CUDA and ROCm mean."""
     from roofline.calibration.data import load_calibration
 
     data = load_calibration()
     key = "gemm_fixed_latency_s"
     b200 = data.gpu_entry("NVIDIA B200", key).value
+    mi300x = data.gpu_entry("AMD Instinct MI300X", key).value
     mi355x = data.gpu_entry("AMD Instinct MI355X", key).value
-    assert mi355x > b200  # hipBLASLt's small GEMMs start later than cuBLAS's
+    assert min(mi300x, mi355x) > b200  # ROCm's small GEMMs start later than cuBLAS's
     expected = {
         "NVIDIA GB200": (b200, Level.FAMILY),
         "NVIDIA H100 SXM": (b200, Level.GLOBAL),
-        "AMD Instinct MI300X": (mi355x, Level.GLOBAL),
+        "AMD Instinct MI325X": (mi300x, Level.FAMILY),
         "AMD Instinct MI350X": (mi355x, Level.FAMILY),
     }
     for name, (value, level) in expected.items():

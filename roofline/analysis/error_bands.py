@@ -3,9 +3,10 @@
 A calibrated prediction rests on parameters of three levels
 (:class:`roofline.calibration.params.Level`): the GPU's own measurements, its
 architecture family's, or every GPU's. Its *basis* is the weakest level among the
-per-GPU efficiencies its model uses (the fixed latencies do not count: see ``_PER_GPU``),
-and its *error band* the mean absolute error that cross-validation by source
-(:mod:`roofline.analysis.crossval`) measured on data of that basis:
+per-GPU efficiencies its model uses (fixed latencies and the hidden share of the output
+store do not count: see ``_PER_GPU``), and its *error band* the mean absolute error that
+cross-validation by source (:mod:`roofline.analysis.crossval`) measured on data of that
+basis:
 
 * ``measured``: the cross-validated error of the GPU's own fit when its calibration file
   records one (``[gpu.cv]``, written by ``roofline calibrate --gpu NAME -o FILE`` for a
@@ -48,7 +49,7 @@ from roofline.errors import DataFileError, DataProblem
 from roofline.model.terms import RooflineModel
 from roofline.specs import GpuSpec
 from roofline.specs.text import TomlProblem, load_toml, toml_string
-from roofline.symbols import CALIBRATION_SYMBOLS
+from roofline.symbols import CALIBRATION_SYMBOLS, OMEGA_STORE
 
 BUNDLED_BANDS = "bundled error bands (roofline/data/error_bands.toml)"
 # The per-GPU efficiencies, by symbol. The fixed latencies do not count: the model-wide
@@ -56,7 +57,13 @@ BUNDLED_BANDS = "bundled error bands (roofline/data/error_bands.toml)"
 # resolved like them by family) would mark every number of a GPU that has no tiny-cast
 # timing of its own, large shapes included; the size buckets below are where small
 # shapes' uncertainty shows.
-_PER_GPU = {hw.symbol: hw.spec_key for hw in CALIBRATION_SYMBOLS if not is_latency(hw.spec_key)}
+# Nor does the hidden share of a GEMM's output store: a property of a platform's kernels
+# (every CUDA GPU takes 1, the stated default), it would mark every CUDA number global.
+_PER_GPU = {
+    hw.symbol: hw.spec_key
+    for hw in CALIBRATION_SYMBOLS
+    if not is_latency(hw.spec_key) and hw is not OMEGA_STORE
+}
 
 #: Shape-size buckets of the bands and the Validation page: a point's largest GEMM,
 #: M x K x N, below each limit.

@@ -36,6 +36,7 @@ from roofline.calibration.params import calibration_for
 from roofline.errors import RooflineError
 from roofline.measurements import MeasurementDatabase, MeasurementSet, SetRole, load_measurements
 from roofline.specs import SpecDatabase, load_specs
+from roofline.symbols import OMEGA_STORE
 
 # (GPU name, or None for a model-wide parameter; parameter key)
 ParameterId = tuple[str | None, str]
@@ -107,6 +108,16 @@ def with_values(
         table = globals_ if gpu is None else gpus[gpu]
         table[key] = replace(table[key], value=float(value))
     return replace(data, globals=globals_, gpus=gpus)
+
+
+def _at_bound(key: str, value: float) -> float:
+    """``value``, or the bound of ``key`` it converged to (within 1e-9 of the bounds'
+    width): the solver stops just inside a bound (a share at 5e-21 of its floor 0)."""
+    low, high = fit_bounds(key)
+    width = high - low
+    if value - low <= 1e-9 * width:
+        return low
+    return high if high - value <= 1e-9 * width else value
 
 
 def _bounds(parameters: Sequence[ParameterId]) -> tuple[list[float], list[float]]:
@@ -202,7 +213,9 @@ def with_gpu_parameters(
     without them (its family's or every GPU's, :mod:`roofline.calibration.params`), with
     basis ``fitted`` and the set ids. Stored entries are kept as they are."""
     stored = dict(data.gpus.get(gpu, {}))
-    keys = {s.id: set_parameter_keys(s, specs[gpu]) for s in sets}
+    # Not the hidden share of the output store: a property of the platform's GEMM kernels
+    # that an owner's few shapes cannot tell from the efficiency; it keeps its platform's.
+    keys = {s.id: set_parameter_keys(s, specs[gpu]) - {OMEGA_STORE.spec_key} for s in sets}
     used = set().union(*keys.values()) - stored.keys()
     if not used:
         return data
@@ -249,7 +262,8 @@ def fit_on(
         moved = (abs(relative_change(b, a)) for b, a in zip(before, after, strict=True))
         if max(moved, default=0.0) <= STAGE_TOLERANCE:
             break
-    fitted = [_entry(current, p).value for p in parameters]
+    fitted = [_at_bound(key, _entry(current, (gpu, key)).value) for gpu, key in parameters]
+    current = with_values(current, parameters, fitted)
     error = float(np.mean(np.abs(_residuals(sets, specs, current))))
     determined, rank = _determined(parameters, jac_own, shared, jac_shared)
     return FitResult(tuple(parameters), tuple(stored), tuple(fitted), error, determined, rank)

@@ -8,7 +8,9 @@ loads and after every fit.
   (its launch, prologue and epilogue): 0.5 to 15 microseconds. Below that no GPU kernel
   launches; above it the "latency" is another kernel's cost (a quantization pass, a
   framework's dispatch) that belongs in a term of its own. A K-group rearrangement's time
-  per serial step is a fraction of one launch: 0.01 to 15 microseconds.
+  per serial step is a fraction of one launch: 0.01 to 15 microseconds;
+* the share of a GEMM's output store its main loop hides is a fraction in [0, 1]: none of
+  it (a kernel that stores each tile after its last K step) to all of it.
 
 ``tests/test_calibration.py`` holds the bundled file and every fit to these bounds.
 """
@@ -16,7 +18,7 @@ loads and after every fit.
 from __future__ import annotations
 
 from roofline.specs.ranges import EFFICIENCY_RANGE, NumberRange
-from roofline.symbols import CALIBRATION_SYMBOLS, T_REARRANGE_K, HardwareSymbol
+from roofline.symbols import CALIBRATION_SYMBOLS, OMEGA_STORE, T_REARRANGE_K, HardwareSymbol
 
 MIN_FIXED_LATENCY_S = 0.5e-6
 MAX_FIXED_LATENCY_S = 15e-6
@@ -24,6 +26,7 @@ FIXED_LATENCY_RANGE = NumberRange(
     MIN_FIXED_LATENCY_S, MAX_FIXED_LATENCY_S, low_inclusive=True, high_inclusive=True
 )
 STEP_LATENCY_RANGE = NumberRange(0.01e-6, MAX_FIXED_LATENCY_S, True, True)
+SHARE_RANGE = NumberRange(0.0, 1.0, low_inclusive=True, high_inclusive=True)
 #: The fitter's lower end for a fraction: (0, 1] has no least element, and a fraction
 #: this small would mean a kernel running at 1% of its peak.
 FIT_MIN_FRACTION = 0.01
@@ -40,6 +43,8 @@ def bounds_of(key: str) -> NumberRange:
     """The interval parameter ``key`` must lie in."""
     if key == T_REARRANGE_K.spec_key:
         return STEP_LATENCY_RANGE
+    if key == OMEGA_STORE.spec_key:
+        return SHARE_RANGE
     return FIXED_LATENCY_RANGE if is_latency(key) else EFFICIENCY_RANGE
 
 
@@ -53,7 +58,8 @@ def expected_text(key: str) -> str:
     if is_latency(key):
         us = bounds_of(key)
         return f"a fixed latency in [{us.low * 1e6:g}, {us.high * 1e6:g}] us ({kernel_of(key)})"
-    return "a finite fraction in (0, 1]"
+    share = bounds_of(key)
+    return f"a finite fraction in {'[' if share.low_inclusive else '('}{share.low:g}, 1]"
 
 
 def fit_bounds(key: str) -> tuple[float, float]:

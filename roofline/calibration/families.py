@@ -53,6 +53,21 @@ def platform_of(gpu: GpuSpec) -> str | None:
     return _PLATFORM_NAMES.get(platform, platform) if platform else None
 
 
+def same_platform(a: GpuSpec, b: GpuSpec) -> bool:
+    """Whether two GPUs run the same software platform's kernels (both known)."""
+    return platform_of(a) is not None and platform_of(a) == platform_of(b)
+
+
+#: The share of a GEMM's output store hidden behind its main loop, on a platform none of
+#: whose GPUs has one fitted: all of it, as CUTLASS 3's persistent warp-specialized
+#: kernels (and cuBLAS's on Hopper and Blackwell) store one tile while computing the next.
+HIDDEN_STORE = (
+    "assumed: 1, the store hidden (no GPU on this software platform has a fitted value; "
+    "CUTLASS 3's persistent warp-specialized GEMMs on Hopper and Blackwell store one output "
+    "tile while computing the next: https://pytorch.org/blog/cutlass-ping-pong-gemm-kernel/)"
+)
+
+
 #: A kind of group of GPUs the calibrated model pools: (kind, how its mean is named (a
 #: format string of the group), GPU name -> its group); kind "family" or a wider one.
 Pool = tuple[str, str, dict[str, object]]

@@ -1,11 +1,10 @@
-"""The calibrated model's parameter values for one GPU, each with its basis and source.
+"""The calibrated model's parameter values for one GPU, each with its basis and source,
+resolved GPU -> architecture family -> wider groups -> every GPU, in this order:
 
-Values resolve GPU -> architecture family -> wider groups -> every GPU, in this order:
-
-1. ``roofline/data/calibration.toml``: a value fitted on named measurement sets
-   (basis ``fitted``), or read off a kernel-level measurement (basis ``measured``);
-   for the bf16 and fp8 GEMM efficiencies also the spec database's public measured matmul
-   throughput (MAMF) over the GPU's own peak (basis ``measured``). Level ``gpu``.
+1. ``roofline/data/calibration.toml``: a value fitted on named measurement sets (basis
+   ``fitted``) or read off a kernel-level measurement (``measured``); for the bf16 and fp8
+   GEMM efficiencies also the spec database's measured matmul throughput (MAMF) over the
+   GPU's own peak (``measured``). Level ``gpu``.
 2. the GPU's architecture family (:mod:`roofline.calibration.families`: Hopper, Blackwell
    datacenter, Blackwell consumer, CDNA3, CDNA4, Ada, Ampere): the mean over the family's
    GPUs that have the value, always as a fraction of *this* GPU's own peak figures (an
@@ -15,14 +14,13 @@ Values resolve GPU -> architecture family -> wider groups -> every GPU, in this 
    time, not a fraction of a peak: its family's mean time. Basis ``assumed``, level ``family``.
 3. the GPUs of its market segment on its software platform that have the value, else its
    segment's, else its platform's (:func:`~roofline.calibration.families.pools`), else
-   every GPU's, likewise (level ``global``); for the
-   model-wide fixed latencies without a stored value, and a GEMM or cast fraction or a
-   per-GPU latency no GPU has, the spec database's own figure (launch floor,
-   ``pct_achievable_*``); a scoring parameter without one changes nothing.
+   every GPU's, likewise (level ``global``; the hidden share of a GEMM's output store pools
+   its own platform's GPUs only); for the model-wide fixed latencies without a stored
+   value, and a value no GPU has, the spec database's own figure (launch floor,
+   ``pct_achievable_*``), else a stated default.
 
-Each assumed value carries the range its GPUs span (``low``/``high``), which pages use to
-show how uncertain the GPU's numbers are; :mod:`roofline.analysis.error_bands` turns the
-level into a cross-validated error band.
+Each assumed value carries the range its GPUs span (``low``/``high``);
+:mod:`roofline.analysis.error_bands` turns the level into a cross-validated error band.
 """
 
 from __future__ import annotations
@@ -43,9 +41,9 @@ from roofline.calibration.data import (
     GpuCv,
     load_calibration,
 )
-from roofline.calibration.families import Pool, pools, unknown_group
+from roofline.calibration.families import HIDDEN_STORE, Pool, pools, same_platform, unknown_group
 from roofline.specs import GpuSpec, SpecDatabase, load_specs
-from roofline.symbols import CALIBRATION_SYMBOLS
+from roofline.symbols import CALIBRATION_SYMBOLS, OMEGA_STORE
 
 
 class Basis(enum.StrEnum):
@@ -128,12 +126,10 @@ GROUPED_LAYOUTS = ("2d3d", "2d2d", "bf16")
 _PEAK_KEY = {"bf16": "bf16_peak_tops", "fp8": "fp8_peak_tops"}
 # Which resolved value an assumed one scales from, for formats with no data on a GPU.
 _GEMM_PARENT = {"fp8": "bf16", "fp8_block": "fp8", "fp4": "fp8"}
-#: A cast kernel kind no GPU has data for is timed like its nearest measured kind (its
-#: parent here, else a row kernel): the stochastic-rounding RHT cast is the
-#: round-to-nearest RHT cast that also draws a random number per element.
+#: A cast kind no GPU has data for is timed like its parent (else a row kernel): the SR RHT
+#: cast is the round-to-nearest one that also draws a random number per element.
 _CAST_PARENT = {"hadamard_cast_sr": "hadamard_cast"}
-#: Likewise a fixed latency without a stored value takes its parent kernel's (else the
-#: spec database's launch floor).
+#: Likewise a latency without a stored value takes its parent's (else the launch floor).
 _LATENCY_PARENT = {
     "hadamard_cast_sr_fixed_latency_s": "hadamard_cast_fixed_latency_s",
     "reduce_fixed_latency_s": "cast_fixed_latency_s",
@@ -294,14 +290,18 @@ class _Resolver:
             if key in entries and name in self.specs
         }
 
-    def grouped(self, gpu: GpuSpec, layout: str) -> ParameterValue:
-        """The grouped-GEMM rate factor of ``layout`` on ``gpu``: stored (measured on the
-        GPU), else the family's or every measured GPU's mean (assumed), else 1."""
-        key = f"grouped_efficiency.{layout}"
+    def fraction(self, gpu: GpuSpec, key: str) -> ParameterValue:
+        """A fraction with no spec figure behind it (a grouped GEMM's rate, the hidden share
+        of a GEMM's output store): stored, else a pooled mean (assumed), else 1."""
         entry = self.data.gpu_entry(gpu.name, key)
         if entry is not None:
             return _stored(entry)
-        return self._mean_or(gpu, self._known(key), 1.0, "1, the dense rate")
+        known = self._known(key)
+        if key == OMEGA_STORE.spec_key:  # a property of a platform's GEMM kernels
+            known = {n: v for n, v in known.items() if same_platform(self.specs[n], gpu)}
+            if not known:
+                return ParameterValue(1.0, Basis.ASSUMED, HIDDEN_STORE, level=Level.GLOBAL)
+        return self._mean_or(gpu, known, 1.0, "1")
 
     def gpu_latency(self, gpu: GpuSpec, key: str) -> ParameterValue:
         """A fixed latency stored per GPU (:data:`PER_GPU_LATENCY_KEYS`): the GPU's own,
@@ -342,8 +342,8 @@ class _Resolver:
             getters[f"gemm_efficiency.{fmt}"] = functools.partial(self.gemm, gpu, fmt)
         for kind in CAST_KINDS:
             getters[f"cast_efficiency.{kind}"] = functools.partial(self.cast, gpu, kind)
-        for layout in GROUPED_LAYOUTS:
-            getters[f"grouped_efficiency.{layout}"] = functools.partial(self.grouped, gpu, layout)
+        for key in (*(f"grouped_efficiency.{g}" for g in GROUPED_LAYOUTS), OMEGA_STORE.spec_key):
+            getters[key] = functools.partial(self.fraction, gpu, key)
         for key in (*GLOBAL_KEYS, *PER_GPU_LATENCY_KEYS):
             getters[key] = functools.partial(self.latency, gpu, key)
         values = {hw.spec_key: getters[hw.spec_key]() for hw in CALIBRATION_SYMBOLS}

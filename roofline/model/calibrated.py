@@ -10,7 +10,10 @@ report can show both; only each term's time expression differs:
   (:func:`wave_efficiency`): the output's 256 x 128 tiles run ``N_SM`` at a time, so a
   partly filled tile or last wave costs a full one. Efficiency therefore rises with the shape for
   two stated reasons: the fixed latency (the achieved fraction is
-  ``FLOPs / (FLOPs + t_gemm w eta_fmt P_fmt)`` of ``w eta_fmt``) and the tile waves;
+  ``FLOPs / (FLOPs + t_gemm w eta_fmt P_fmt)`` of ``w eta_fmt``) and the tile waves.
+  Only the share ``omega_st`` of the bf16 output store is in ``bytes``: the rest,
+  ``(1 - omega_st) 2 M N / (eta_row B)``, follows the main loop (a kernel that stores each
+  tile after its last K step; a persistent warp-specialized one hides it all, omega_st = 1);
 * an emulated recipe's low-precision GEMMs (``Recipe.emulated``: bf16 GEMMs on dequantized
   operands, torchao's ``KernelPreference.EMULATED``) are timed as the bf16 GEMMs that run,
   at the bf16 peak, efficiency and operand bytes; torchao's model keeps timing them at the
@@ -70,6 +73,7 @@ from roofline.symbols import (
     ETA_TILE,
     MEM_BW,
     N_SM,
+    OMEGA_STORE,
     RHO_2D2D,
     RHO_2D3D,
     RHO_BF16,
@@ -182,7 +186,8 @@ def wave_efficiency(m: sympy.Expr, n: sympy.Expr) -> sympy.Expr:
 def calibrated_gemm_time(
     shape: GemmShape, fmt: Format, recipe: Recipe, rescale: bool = False
 ) -> GemmTime:
-    """t_gemm + max(compute, memory) of an m x k @ k x n GEMM in ``fmt`` (bf16 output), the
+    """t_gemm + max(compute, memory) + exposed store of an m x k @ k x n GEMM in ``fmt``
+    (bf16 output; the memory holds the hidden share omega_st of the output store), the
     compute at the wave efficiency of its tiles (:func:`wave_efficiency`); an
     emulated recipe's GEMM is the bf16 GEMM it runs (:func:`executed_format`). A grouped
     GEMM runs at ``rho`` of the dense rate of its layout (2D-3D or 2D-2D), measured per
@@ -209,10 +214,13 @@ def calibrated_gemm_time(
     compute = flops / rate
     # One one-byte scale per block (torchao counts them at the operand format's size).
     block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
-    copies = (shape.rhs_copies, shape.out_copies)
-    bytes_moved = gemm_bytes(m, k, n, fmt, *copies, block, SCALE_E8M0_BYTES)
+    operand_bytes = gemm_bytes(m, k, n, fmt, shape.rhs_copies, 0, block, SCALE_E8M0_BYTES)
+    # The main loop hides the share omega_st of the output store; the rest follows it.
+    output_bytes = BF16.bytes_per_element * shape.out_copies * m * n
+    omega = OMEGA_STORE.symbol
+    memory = streaming_time(operand_bytes + omega * output_bytes)
     latency = (T_GEMM_FP4 if fmt is FP4 else T_GEMM).symbol
-    return GemmTime(compute, streaming_time(bytes_moved), latency, epilogue)
+    return GemmTime(compute, memory, latency, epilogue, streaming_time(output_bytes * (1 - omega)))
 
 
 def kind_time(kind: CastKind, bytes_moved: sympy.Expr, launches: int = 1) -> sympy.Expr:

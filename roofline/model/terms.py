@@ -69,18 +69,22 @@ class GemmTime:
     # The calibrated model's kernel that runs on the GEMM's output right after it (an
     # NVFP4 GEMM's per-tensor rescale): its own launch and traffic, shown with the GEMM.
     epilogue: sympy.Expr | None = None
+    # The calibrated model's part of the output store the main loop does not hide.
+    store: sympy.Expr | None = None
 
     @functools.cached_property
     def total(self) -> sympy.Expr:
         """max(compute, memory, launch floor), or latency + max(compute, memory)
-        (+ the epilogue kernel's time)."""
+        (+ the exposed output store, + the epilogue kernel's time)."""
         # Unevaluated: sympy's Max would try to prove one symbolic time above another
         # (assumption queries over ceilings and Piecewise waves), which never succeeds here
         # and was 2 of the 7 s compiling every model takes; printers sort the arguments.
         if self.latency is None:
             return sympy.Max(self.compute, self.memory, T_LAUNCH.symbol, evaluate=False)
         total = self.latency + sympy.Max(self.compute, self.memory, evaluate=False)
-        return total if self.epilogue is None else total + self.epilogue
+        for serial in (self.store, self.epilogue):
+            total = total if serial is None else total + serial
+        return total
 
 
 def gemm_bytes(

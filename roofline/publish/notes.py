@@ -220,6 +220,20 @@ CALIBRATED: tuple[Note, ...] = (
         "roofline/model/calibrated.py wave_efficiency",
     ),
     Note(
+        "The output store: hidden on CUDA, exposed on ROCm",
+        "A GEMM writes its bf16 output tile by tile. A persistent warp-specialized kernel "
+        "(CUTLASS 3 and cuBLAS on Hopper and Blackwell) stores one tile while it computes "
+        "the next, so the store is part of the memory time the compute hides; a kernel that "
+        "stores each tile after its last K step adds the store to the compute. The share "
+        "hidden is a fitted fraction per GPU in [0, 1]: the MI300X and MI355X fits "
+        "(aiter's and hipBLASLt's kernels at M = 8192 with K from 256 to 8192) put it near "
+        "0, and the other ROCm GPUs take their family's. No CUDA GPU has one fitted: they "
+        "keep 1, torchao's roofline. It matters for large outputs at shallow K, where "
+        "writing M x N bf16 values takes as long as a sizeable share of the math.",
+        "roofline/model/calibrated.py calibrated_gemm_time; "
+        "https://pytorch.org/blog/cutlass-ping-pong-gemm-kernel/",
+    ),
+    Note(
         "Cast bandwidth per kernel kind",
         "A cast kernel moves its bytes at the bandwidth fraction of its kind, measured on "
         "published cast benchmarks: row (dim0, scales along a row), column (dim1 or a "

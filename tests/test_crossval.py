@@ -300,7 +300,7 @@ def test_band_text_names_the_basis():
     basis = row_basis(params, [t.expr for t in model.terms])
     band = band_for(gpu, basis)
     assert basis is not RowBasis.MEASURED
-    assert "no measurement on this GPU" in band.text()
+    assert "a parameter not measured on this GPU" in band.text()
 
 
 def test_support_flags_parameters_pinned_by_one_point_or_one_shape():

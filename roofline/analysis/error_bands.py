@@ -141,10 +141,11 @@ class ErrorBand:
         return units.band(self.fraction)
 
     def text(self) -> str:
-        """``±18% (no measurement on this GPU; CDNA3 family CV at 2^36 <= MKN < 2^39)``."""
+        """``±18% (a parameter not measured on this GPU; CDNA3 family CV at 2^36 <= MKN <
+        2^39)``: a GPU with some measurements (MI300X's GEMMs) can still lack others."""
         why = f"{self.of} CV" + (f" at {self.size}" if self.size else "")
         if self.basis is not RowBasis.MEASURED:
-            why = f"no measurement on this GPU; {why}"
+            why = f"a parameter not measured on this GPU; {why}"
         return f"{units.band(self.fraction)} ({why})"
 
 

@@ -704,7 +704,7 @@
       "data-basis": band.basis, "data-band": String(band.fraction),
       text: "Cross-validated error band of the calibrated speedup: ±" +
         Math.round(band.fraction * 100) + "% (" + (band.basis === "measured" ? "" :
-        "no measurement on this GPU; ") + band.of + " CV" +
+        "a parameter not measured on this GPU; ") + band.of + " CV" +
         (band.size ? " at " + band.size : "") + ")." }));
     var assumed = this.gpuData().cal_assumed;
     if (assumed.length) {
@@ -918,7 +918,7 @@
                    "data-value": String(best.speedup), text: best.speedup.toFixed(2) + "×" }),
       el("span", { class: "ra-best-band", "data-role": "best-band", "data-band": String(best.band.fraction),
                    "data-basis": best.band.basis,
-                   text: band + (best.band.basis === "measured" ? "" : " (no measurement on this GPU)") })
+                   text: band + (best.band.basis === "measured" ? "" : " (a parameter not measured on this GPU)") })
     ]));
     var rest = ranked.rows.slice(1, 4).map(function (r) { return r.recipe + " " + r.speedup.toFixed(2) + "×"; });
     this.answer.appendChild(el("p", { class: "ra-calc-note", text: (wins ? "" :

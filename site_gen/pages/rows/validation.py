@@ -28,7 +28,12 @@ from roofline.measurements import (
 )
 from roofline.recipes import FORMATS
 from roofline.specs import GpuSpec
-from roofline.symbols import CALIBRATION_SYMBOLS, PER_GPU_LATENCY_SYMBOLS, HardwareSymbol
+from roofline.symbols import (
+    CALIBRATION_SYMBOLS,
+    OMEGA_STORE,
+    PER_GPU_LATENCY_SYMBOLS,
+    HardwareSymbol,
+)
 from site_gen.charts.validation import numbered, point_name, shape_text
 from site_gen.context import Table, gpu_page, rel
 from site_gen.markup import safe
@@ -262,7 +267,9 @@ def family(prefix: str) -> tuple[HardwareSymbol, ...]:
     return tuple(hw for hw in CALIBRATION_SYMBOLS if hw.spec_key.startswith(prefix))
 
 
-GEMM_SYMBOLS = family("gemm_efficiency.")
+# With the hidden share of the output store: like the efficiencies, one per GPU (pooled
+# within a platform), so it sits in their table, not among the model-wide values.
+GEMM_SYMBOLS = (*family("gemm_efficiency."), OMEGA_STORE)
 # Cast kinds every dense recipe uses; the kinds only grouped layers and NVFP4 training
 # run go in their own table with the grouped-GEMM factors.
 _DENSE_KINDS = tuple(f"cast_efficiency.{kind}" for kind in ("row", "column", "tile", "reduce"))

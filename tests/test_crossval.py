@@ -441,7 +441,7 @@ def test_a_gpu_without_family_data_pools_its_own_segment_first():
 
 def test_a_gemm_latency_pools_the_gpus_of_the_same_platform_first():
     """A GEMM's fixed time is the vendor library's: a GPU without its own takes its
-    family's (GB200: B200's, the same chip; MI325X: MI300X's), else its segment's on its
+    family's (GB200: B200's, the same chip; MI350X: MI355X's), else its segment's on its
     own platform (H100: the CUDA datacenter GPUs'), never a CUDA and ROCm mean."""
     from roofline.calibration.data import load_calibration
 
@@ -454,7 +454,6 @@ def test_a_gemm_latency_pools_the_gpus_of_the_same_platform_first():
     expected = {
         "NVIDIA GB200": (b200, Level.FAMILY),
         "NVIDIA H100 SXM": (b200, Level.GLOBAL),
-        "AMD Instinct MI325X": (mi300x, Level.FAMILY),
         "AMD Instinct MI350X": (mi355x, Level.FAMILY),
     }
     for name, (value, level) in expected.items():

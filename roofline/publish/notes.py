@@ -225,7 +225,7 @@ CALIBRATED: tuple[Note, ...] = (
         "(CUTLASS 3 and cuBLAS on Hopper and Blackwell) stores one tile while it computes "
         "the next, so the store is part of the memory time the compute hides; a kernel that "
         "stores each tile after its last K step adds the store to the compute. The share "
-        "hidden is a fitted fraction per GPU in [0, 1]: the MI300X and MI355X fits "
+        "hidden is a fitted fraction per GPU in [0, 1]: the MI300X, MI325X and MI355X fits "
         "(aiter's and hipBLASLt's kernels at M = 8192 with K from 256 to 8192) put it near "
         "0, and the other ROCm GPUs take their family's. No CUDA GPU has one fitted: they "
         "keep 1, torchao's roofline. It matters for large outputs at shallow K, where "

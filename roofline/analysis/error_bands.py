@@ -42,14 +42,14 @@ import sympy
 from roofline import units
 from roofline.calibration.bounds import is_latency
 from roofline.calibration.data import GpuCv
-from roofline.calibration.families import family_of
+from roofline.calibration.families import PLATFORM_PARAMS, family_of
 from roofline.calibration.params import CalibratedParameters, Level, worst_level
 from roofline.datafiles.core import bundled_text
 from roofline.errors import DataFileError, DataProblem
 from roofline.model.terms import RooflineModel
 from roofline.specs import GpuSpec
 from roofline.specs.text import TomlProblem, load_toml, toml_string
-from roofline.symbols import CALIBRATION_SYMBOLS, OMEGA_STORE
+from roofline.symbols import CALIBRATION_SYMBOLS
 
 BUNDLED_BANDS = "bundled error bands (roofline/data/error_bands.toml)"
 # The per-GPU efficiencies, by symbol. The fixed latencies do not count: the model-wide
@@ -57,12 +57,12 @@ BUNDLED_BANDS = "bundled error bands (roofline/data/error_bands.toml)"
 # resolved like them by family) would mark every number of a GPU that has no tiny-cast
 # timing of its own, large shapes included; the size buckets below are where small
 # shapes' uncertainty shows.
-# Nor does the hidden share of a GEMM's output store: a property of a platform's kernels
-# (every CUDA GPU takes 1, the stated default), it would mark every CUDA number global.
+# Nor do a platform's parameters (PLATFORM_PARAMS: the hidden share of a GEMM's output
+# store), whose default would mark every number of a platform without data global.
 _PER_GPU = {
     hw.symbol: hw.spec_key
     for hw in CALIBRATION_SYMBOLS
-    if not is_latency(hw.spec_key) and hw is not OMEGA_STORE
+    if not is_latency(hw.spec_key) and hw.spec_key not in PLATFORM_PARAMS
 }
 
 #: Shape-size buckets of the bands and the Validation page: a point's largest GEMM,

@@ -32,11 +32,11 @@ from roofline.calibration.data import (
     Entry,
     load_calibration,
 )
+from roofline.calibration.families import PLATFORM_PARAMS
 from roofline.calibration.params import calibration_for
 from roofline.errors import RooflineError
 from roofline.measurements import MeasurementDatabase, MeasurementSet, SetRole, load_measurements
 from roofline.specs import SpecDatabase, load_specs
-from roofline.symbols import OMEGA_STORE
 
 # (GPU name, or None for a model-wide parameter; parameter key)
 ParameterId = tuple[str | None, str]
@@ -213,9 +213,8 @@ def with_gpu_parameters(
     without them (its family's or every GPU's, :mod:`roofline.calibration.params`), with
     basis ``fitted`` and the set ids. Stored entries are kept as they are."""
     stored = dict(data.gpus.get(gpu, {}))
-    # Not the hidden share of the output store: a property of the platform's GEMM kernels
-    # that an owner's few shapes cannot tell from the efficiency; it keeps its platform's.
-    keys = {s.id: set_parameter_keys(s, specs[gpu]) - {OMEGA_STORE.spec_key} for s in sets}
+    # Not a platform's parameters (PLATFORM_PARAMS): the GPU keeps its platform's.
+    keys = {s.id: set_parameter_keys(s, specs[gpu]) - PLATFORM_PARAMS.keys() for s in sets}
     used = set().union(*keys.values()) - stored.keys()
     if not used:
         return data

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from roofline.specs import GpuSpec
+from roofline.symbols import OMEGA_STORE
 
 #: Architecture (spec ``architecture``, lower case) -> family; GeForce / RTX PRO Blackwell
 #: parts (sm_120) are told apart from datacenter Blackwell (sm_100) by name.
@@ -58,14 +59,22 @@ def same_platform(a: GpuSpec, b: GpuSpec) -> bool:
     return platform_of(a) is not None and platform_of(a) == platform_of(b)
 
 
-#: The share of a GEMM's output store hidden behind its main loop, on a platform none of
-#: whose GPUs has one fitted: all of it, as CUTLASS 3's persistent warp-specialized
-#: kernels (and cuBLAS's on Hopper and Blackwell) store one tile while computing the next.
-HIDDEN_STORE = (
-    "assumed: 1, the store hidden (no GPU on this software platform has a fitted value; "
-    "CUTLASS 3's persistent warp-specialized GEMMs on Hopper and Blackwell store one output "
-    "tile while computing the next: https://pytorch.org/blog/cutlass-ping-pong-gemm-kernel/)"
-)
+#: Parameters of a software platform's kernels rather than of one GPU -> (value, source) on
+#: a platform none of whose GPUs has one: pooled over the GPUs of the same platform only,
+#: not counted in a number's basis (the default would mark every GPU of a platform without
+#: data), and not added to one owner's refit (a few shapes cannot tell them from the
+#: efficiencies). The share of a GEMM's output store hidden behind its main loop is all of
+#: it there, as CUTLASS 3's persistent warp-specialized kernels store one tile while
+#: computing the next.
+PLATFORM_PARAMS: dict[str, tuple[float, str]] = {
+    OMEGA_STORE.spec_key: (
+        1.0,
+        "assumed: 1, the store hidden (no GPU on this software platform has a fitted value; "
+        "CUTLASS 3's persistent warp-specialized GEMMs on Hopper and Blackwell store one "
+        "output tile while computing the next: "
+        "https://pytorch.org/blog/cutlass-ping-pong-gemm-kernel/)",
+    ),
+}
 
 
 #: A kind of group of GPUs the calibrated model pools: (kind, how its mean is named (a

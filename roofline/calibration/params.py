@@ -41,7 +41,7 @@ from roofline.calibration.data import (
     GpuCv,
     load_calibration,
 )
-from roofline.calibration.families import HIDDEN_STORE, Pool, pools, same_platform, unknown_group
+from roofline.calibration.families import PLATFORM_PARAMS, Pool, pools, same_platform, unknown_group
 from roofline.specs import GpuSpec, SpecDatabase, load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS, OMEGA_STORE
 
@@ -297,16 +297,16 @@ class _Resolver:
         if entry is not None:
             return _stored(entry)
         known = self._known(key)
-        if key == OMEGA_STORE.spec_key:  # a property of a platform's GEMM kernels
+        if key in PLATFORM_PARAMS:
             known = {n: v for n, v in known.items() if same_platform(self.specs[n], gpu)}
             if not known:
-                return ParameterValue(1.0, Basis.ASSUMED, HIDDEN_STORE, level=Level.GLOBAL)
+                value, source = PLATFORM_PARAMS[key]
+                return ParameterValue(value, Basis.ASSUMED, source, level=Level.GLOBAL)
         return self._mean_or(gpu, known, 1.0, "1")
 
     def gpu_latency(self, gpu: GpuSpec, key: str) -> ParameterValue:
-        """A fixed latency stored per GPU (:data:`PER_GPU_LATENCY_KEYS`): the GPU's own,
-        else its family's mean, else the mean over every GPU of the calibration file that
-        has one, else the spec database's kernel launch floor (assumed)."""
+        """A fixed latency stored per GPU (:data:`PER_GPU_LATENCY_KEYS`): the GPU's own, else
+        a pooled mean (every GPU of the file counts), else the spec's launch floor (assumed)."""
         entry = self.data.gpu_entry(gpu.name, key)
         if entry is not None:
             return _stored(entry)

@@ -42,7 +42,14 @@ from roofline.model.grouped import (
     role_dims,
     when_grouped,
 )
-from roofline.model.terms import GemmTime, RooflineModel, Timing, assemble_model, gemm_bytes
+from roofline.model.terms import (
+    GemmTime,
+    RooflineModel,
+    Timing,
+    assemble_model,
+    gemm_bytes,
+    output_bytes,
+)
 from roofline.recipes import (
     BF16,
     FP4,
@@ -216,11 +223,11 @@ def calibrated_gemm_time(
     block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
     operand_bytes = gemm_bytes(m, k, n, fmt, shape.rhs_copies, 0, block, SCALE_E8M0_BYTES)
     # The main loop hides the share omega_st of the output store; the rest follows it.
-    output_bytes = BF16.bytes_per_element * shape.out_copies * m * n
+    out_bytes = output_bytes(m, n, shape.out_copies)
     omega = OMEGA_STORE.symbol
-    memory = streaming_time(operand_bytes + omega * output_bytes)
+    memory = streaming_time(operand_bytes + omega * out_bytes)
     latency = (T_GEMM_FP4 if fmt is FP4 else T_GEMM).symbol
-    return GemmTime(compute, memory, latency, epilogue, streaming_time(output_bytes * (1 - omega)))
+    return GemmTime(compute, memory, latency, epilogue, streaming_time(out_bytes * (1 - omega)))
 
 
 def kind_time(kind: CastKind, bytes_moved: sympy.Expr, launches: int = 1) -> sympy.Expr:

@@ -87,6 +87,11 @@ class GemmTime:
         return total
 
 
+def output_bytes(m: sympy.Expr, n: sympy.Expr, out_copies: sympy.Expr = sympy.S.One) -> sympy.Expr:
+    """The bytes a GEMM's bf16 m x n output (``out_copies`` of them) writes."""
+    return BF16.bytes_per_element * out_copies * m * n
+
+
 def gemm_bytes(
     m: sympy.Expr,
     k: sympy.Expr,
@@ -113,8 +118,7 @@ def gemm_bytes(
             operand_elements = operand_elements + sympy.floor(operand_elements / scale_block)
         else:
             scales = scale_bytes * operand_elements / scale_block
-    output_bytes = BF16.bytes_per_element * out_copies * m * n
-    return fmt.bytes_per_element * operand_elements + output_bytes + scales
+    return fmt.bytes_per_element * operand_elements + output_bytes(m, n, out_copies) + scales
 
 
 @dataclass(frozen=True)

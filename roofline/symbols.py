@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sympy
 
+from roofline.scoring_symbols import L2_CAPACITY, PHI_L2, T_COLD, T_COLD_CAST
 from roofline.symbol_types import HardwareSymbol
 from roofline.symbol_types import hardware_symbol as _hw
 
@@ -164,6 +165,15 @@ T_GEMM_FP4 = _hw(
     "fixed latency of a block-scaled fp4 GEMM kernel (NVFP4, MXFP4; added to its roofline time)",
     "s",
 )
+# A tile's K loop runs its steps in order: with too few tiles to fill the GPU and no split
+# of K, one step's load-to-MMA latency, not the tile's rate, paces it.
+T_KSTEP = _hw(
+    "t_kstep",
+    "gemm_k_step_latency_s",
+    r"t_{\mathrm{gemm},k}",
+    "latency of one 128-deep K step of a GEMM tile's main loop (floors its compute time)",
+    "s",
+)
 T_CAST = _hw(
     "t_cast",
     "cast_fixed_latency_s",
@@ -277,63 +287,6 @@ T_REDUCE = _hw(
     "s",
 )
 
-# Not terms of any model, but of how measurements are scored: a benchmark that evicts L2
-# before every timed call (a measurement set's l2 = "cold": tritonbench's cache-clearing
-# CUDA graphs, FlashInfer's cold-L2 CUPTI spans) starts each kernel on an L2 full of the
-# flush's dirty lines, so its first loads wait for DRAM and for write-backs. The calibrated
-# prediction of such a set timed in device time adds a cold start to every kernel it times
-# (roofline.analysis.harness); the site's own predictions, for kernels in a running model,
-# do not. A GEMM pays it on every load its pipeline must fill before the first MMA (its
-# operands' first tiles for every SM, block scales, descriptors), a memory-bound kernel
-# (a cast, a rearrangement) on its first loads only: measured, tiny casts start about
-# 1-1.5 us later cold than warm on B200 (FlashInfer PRs #2025 and #4820 against vLLM PR
-# #43658), small GEMMs about 3 us (helion PRs #3209 and #3046), so each kind has its own.
-T_COLD = _hw(
-    "t_cold",
-    "cold_l2_start_s",
-    r"t_{\mathrm{cold}}",
-    "start latency of a GEMM kernel timed right after an L2 flush (how cold-cache "
-    "benchmarks are scored; not in the site's predictions)",
-    "s",
-)
-T_COLD_CAST = _hw(
-    "t_cold_cast",
-    "cast_cold_l2_start_s",
-    r"t_{\mathrm{cold,cast}}",
-    "start latency of a memory-bound kernel (a cast, a scale rearrangement, a side kernel) "
-    "timed right after an L2 flush (how cold-cache benchmarks are scored; not in the "
-    "site's predictions)",
-    "s",
-)
-
-# A benchmark that calls the same kernel back to back without evicting L2 (a measurement
-# set's l2 = "warm") finds the operands of a kernel that fits in the last-level cache
-# still there from the previous call, so the kernel streams them from that cache, not
-# from DRAM (roofline.analysis.harness). How much faster is a property of the cache
-# (its bandwidth over DRAM's), fitted on the warm measurements of the fit sets; which
-# kernels fit rests on the cache's size, a spec figure (l2_cache_bytes). Like the cold
-# starts it is how benchmarks are scored: the site's predictions, of kernels in a running
-# model whose other layers evict the cache between calls, stream from DRAM.
-PHI_L2 = _hw(
-    "phi_L2",
-    "warm_l2_bandwidth_fraction",
-    r"\varphi_{\mathrm{L2}}",
-    "DRAM bandwidth as a fraction of the bandwidth a kernel streams a working set held in "
-    "the last-level cache at, in a benchmark that repeats it without evicting the cache "
-    "(how warm-cache benchmarks are scored; not in the site's predictions)",
-    "1",
-)
-#: The last-level cache's capacity (L2 on NVIDIA GPUs, the Infinity Cache on AMD CDNA3 and
-#: CDNA4): a spec figure that only the scoring of warm benchmarks reads, so not an argument
-#: of any model (not in HARDWARE_SYMBOLS). Absent: no kernel counts as cache-resident.
-L2_CAPACITY = _hw(
-    "C_L2",
-    "l2_cache_bytes",
-    r"C_{\mathrm{L2}}",
-    "capacity of the last-level cache before DRAM (L2; the Infinity Cache on AMD Instinct)",
-    "bytes",
-)
-
 #: The calibrated model's parameters, in argument order after HARDWARE_SYMBOLS.
 CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
     ETA_GEMM_BF16,
@@ -350,6 +303,7 @@ CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = (
     RHO_2D2D,
     RHO_BF16,
     OMEGA_STORE,
+    T_KSTEP,
     ETA_REARRANGE,
     ETA_REARRANGE_K,
     ETA_HADAMARD_AMAX,
@@ -377,7 +331,7 @@ HARNESS_SYMBOLS: tuple[HardwareSymbol, ...] = (T_COLD, T_COLD_CAST, PHI_L2)
 #: A tiny cast's launch takes about 1 us in CUDA graphs on GeForce / RTX PRO Blackwell and
 #: about 1.8 us on B200 and H100 (vLLM PRs #43658, #25427, b12x PR #325); a small GEMM's
 #: fixed time differs between vendors' libraries (cuBLAS against hipBLASLt) likewise.
-PER_GPU_LATENCY_SYMBOLS: tuple[HardwareSymbol, ...] = (T_CAST, T_GEMM)
+PER_GPU_LATENCY_SYMBOLS: tuple[HardwareSymbol, ...] = (T_CAST, T_GEMM, T_GEMM_FP4, T_KSTEP)
 #: The parameters of the calibrated model's terms.
 MODEL_CALIBRATION_SYMBOLS: tuple[HardwareSymbol, ...] = tuple(
     hw for hw in CALIBRATION_SYMBOLS if hw not in HARNESS_SYMBOLS

@@ -29,7 +29,13 @@ PACKAGES = ("roofline", "site_gen")
 #: belongs to the layer of the longest prefix that names it.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # the model's vocabulary
-    ("roofline.errors", "roofline.symbol_types", "roofline.symbols", "roofline.units"),
+    (
+        "roofline.errors",
+        "roofline.symbol_types",
+        "roofline.scoring_symbols",
+        "roofline.symbols",
+        "roofline.units",
+    ),
     # the data files' framework, then the inputs: recipes, GPUs, models
     ("roofline.datafiles", "roofline.publish.slugs", "roofline.publish.table", "roofline.shapes"),
     ("roofline.recipes", "roofline.specs", "roofline.presets"),

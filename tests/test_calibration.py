@@ -131,7 +131,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 _GLOBALS = """
 schema_version = 1
-[parameters.fp4_gemm_fixed_latency_s]
+[parameters.reduce_fixed_latency_s]
 value = 5e-6
 basis = "fitted"
 sets = ["a"]
@@ -198,7 +198,7 @@ def test_lint_refuses_unknown_sets_missing_globals_and_bad_toml(tmp_path):
     with pytest.raises(DataFileError, match="ids of measurement sets, received str 'nope'"):
         load_calibration(path, set_ids={"a"})
     path = _write(tmp_path, "schema_version = 1\n")
-    with pytest.raises(DataFileError, match="gemm_fixed_latency_s"):
+    with pytest.raises(DataFileError, match="reduce_fixed_latency_s"):
         load_calibration(path)
     path = _write(tmp_path, "schema_version = [\n")
     with pytest.raises(DataFileError, match="valid TOML"):

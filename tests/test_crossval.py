@@ -17,6 +17,7 @@ from roofline.analysis.crossval import (
     MIN_HELD_OUT_SOURCE_SHARE,
     bands_from,
     cross_validate,
+    fold_workers,
     gpu_family_key,
     gpu_of,
     source_key,
@@ -43,7 +44,7 @@ from roofline.calibration.params import Level, calibration_for
 from roofline.cli import main
 from roofline.errors import DataFileError, ShapeError
 from roofline.evaluate import evaluate_terms
-from roofline.measurements import SetRole, load_measurements
+from roofline.measurements import MeasurementDatabase, SetRole, load_measurements
 from roofline.model.compiled import compile_model
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import load_specs
@@ -58,7 +59,8 @@ DATA = load_calibration()
 @pytest.fixture(scope="module")
 def cv():
     pytest.importorskip("scipy")
-    return cross_validate(MEASUREMENTS, SPECS, DATA, validate(MEASUREMENTS, SPECS, DATA))
+    report = validate(MEASUREMENTS, SPECS, DATA)
+    return cross_validate(MEASUREMENTS, SPECS, DATA, report, fold_workers())
 
 
 # -- sources and folds --------------------------------------------------------------------
@@ -132,6 +134,23 @@ def test_validate_cv_json_has_the_fields(capsys, cv, monkeypatch):
     assert {row["source"] for row in doc["sources"]} == {f.source for f in cv.folds}
 
 
+def test_forked_folds_are_the_serial_ones_in_the_same_order():
+    pytest.importorskip("scipy")
+    ids = (
+        "m1-b200-relu-linear-nvfp4",
+        "vllm43658-b200-nvfp4-quant",
+        "fi2025-b200-nvfp4-quantize-small",
+    )
+    subset = MeasurementDatabase(tuple(MEASUREMENTS.get(i) for i in ids), MEASUREMENTS.origin)
+    report = validate(subset, SPECS, DATA)
+    serial = cross_validate(subset, SPECS, DATA, report)
+    forked = cross_validate(subset, SPECS, DATA, report, workers=2)
+    assert len(serial.folds) == 3
+    assert [f.source for f in forked.folds] == [f.source for f in serial.folds]
+    assert [f.cv_mean_error() for f in forked.folds] == [f.cv_mean_error() for f in serial.folds]
+    assert [f.dropped for f in forked.folds] == [f.dropped for f in serial.folds]
+
+
 def test_validate_cv_table_prints_the_overall_line(capsys):
     pytest.importorskip("scipy")
     assert main(["validate", "--cv", "source", "--set", "m1-b200-relu-linear-nvfp4"]) == 0
@@ -162,8 +181,10 @@ def test_every_bundled_parameter_is_within_its_physical_bounds():
 
 
 def test_fixed_latencies_are_between_half_and_fifteen_microseconds():
+    # (a serial step's latency is not a fixed one: a rearrangement's, a GEMM's K step's)
+    steps = ("rearrange_k_step_latency_s", "gemm_k_step_latency_s")
     for hw in CALIBRATION_SYMBOLS:
-        if hw.unit == "s" and hw.spec_key != "rearrange_k_step_latency_s":
+        if hw.unit == "s" and hw.spec_key not in steps:
             bounds = bounds_of(hw.spec_key)
             assert (bounds.low, bounds.high) == (MIN_FIXED_LATENCY_S, MAX_FIXED_LATENCY_S)
 
@@ -177,8 +198,8 @@ def test_a_latency_outside_its_bounds_is_refused_at_load(value):
         },
         "gpu": [],
     }
-    doc["parameters"]["fp4_gemm_fixed_latency_s"]["value"] = value
-    with pytest.raises(DataFileError, match=r"fp4_gemm_fixed_latency_s\.value.*0\.5, 15\] us"):
+    doc["parameters"]["reduce_fixed_latency_s"]["value"] = value
+    with pytest.raises(DataFileError, match=r"reduce_fixed_latency_s\.value.*0\.5, 15\] us"):
         parse_calibration(doc, "test.toml")
 
 
@@ -186,7 +207,8 @@ def test_no_fp4_gemm_latency_absorbs_the_rescale_kernel():
     # The fp4 GEMM's own fixed latency rests on GEMM-only fp4 measurements (a GEMM timed
     # alone, its operands quantized before timing), not only on layers whose quantize
     # kernels it could absorb.
-    entry = load_calibration().globals["fp4_gemm_fixed_latency_s"]
+    entry = load_calibration().gpu_entry("NVIDIA B200", "fp4_gemm_fixed_latency_s")
+    assert entry is not None
     by_id = {s.id: s for s in MEASUREMENTS.sets}
     gemm_only = [
         by_id[i]

@@ -31,7 +31,7 @@ def _value_line(pattern: str) -> str:
     return match.group(1)
 
 
-LATENCY_LINE = _value_line("[parameters.fp4_gemm_fixed_latency_s]")
+LATENCY_LINE = _value_line("[parameters.reduce_fixed_latency_s]")
 FRACTION_LINE = _value_line('[gpu.values."gemm_efficiency.fp8_block"]')
 
 
@@ -174,11 +174,11 @@ LOADERS = [
         {
             "bidi": (
                 _calibration({'note = "fixed latency': 'note = "\\u202efixed latency'}),
-                "fp4_gemm_fixed_latency_s.note",
+                "reduce_fixed_latency_s.note",
             ),
             "nul": (
                 _calibration({'note = "fixed latency': 'note = "\\u0000fixed latency'}),
-                "fp4_gemm_fixed_latency_s.note",
+                "reduce_fixed_latency_s.note",
             ),
             "subnormal": (
                 _calibration({FRACTION_LINE: "value = 5e-324"}),
@@ -186,7 +186,7 @@ LOADERS = [
             ),
             "400 digits": (
                 _calibration({LATENCY_LINE: f"value = {N400}"}),
-                "fp4_gemm_fixed_latency_s.value",
+                "reduce_fixed_latency_s.value",
             ),
             "unknown reference": (
                 _calibration({'sets = ["m1-b200-relu-linear-nvfp4", ': 'sets = ["no-such-set", '}),

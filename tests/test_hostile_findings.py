@@ -45,7 +45,7 @@ def _value_line(pattern: str) -> str:
     return match.group(1)
 
 
-LATENCY_LINE = _value_line("[parameters.fp4_gemm_fixed_latency_s]")
+LATENCY_LINE = _value_line("[parameters.reduce_fixed_latency_s]")
 FRACTION_LINE = _value_line('[gpu.values."gemm_efficiency.fp8_block"]')
 
 
@@ -229,7 +229,7 @@ def test_f04_devices_and_fifos_are_refused_before_reading(capsys, tmp_path, argv
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("[parameters.fp4_gemm_fixed_latency_s]\nvalue", "parameters = 5\n[x]\nvalue"),
+        ("[parameters.reduce_fixed_latency_s]\nvalue", "parameters = 5\n[x]\nvalue"),
         ('[[gpu]]\nname = "NVIDIA B200"\n', '[[gpu]]\nname = "NVIDIA B200"\nvalues = [1, 2]\n'),
         ('[[gpu]]\nname = "NVIDIA B200"\n', '[[gpu]]\nname = "NVIDIA B200"\nvalues = "ab"\n'),
         (LATENCY_LINE, "value = " + "9" * 400),
@@ -387,7 +387,7 @@ def test_f10_calibration_notes_are_bounded_and_without_controls(tmp_path, note):
     text = _bundled("calibration.toml").replace('note = "fixed latency', f'note = "{escaped}', 1)
     with pytest.raises(DataFileError) as info:
         load_calibration(_write(tmp_path, "calibration.toml", text))
-    assert [p.field for p in info.value.problems] == ["fp4_gemm_fixed_latency_s.note"]
+    assert [p.field for p in info.value.problems] == ["reduce_fixed_latency_s.note"]
     assert len(str(info.value)) < 1000
 
 

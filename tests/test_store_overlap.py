@@ -33,6 +33,7 @@ NUMBERS = {
     "B_mem": 5.3e12,
     "t_gemm": 6e-6,
     "N_SM": 304,
+    "t_kstep": 0.1e-6,  # 32 us of K steps would be 0.2 us here: the compute paces it
 }
 
 
@@ -119,7 +120,7 @@ def test_a_calibration_file_with_a_share_above_one_is_refused(tmp_path):
     path = tmp_path / "calibration.toml"
     text = f"""
         schema_version = 1
-        [parameters.fp4_gemm_fixed_latency_s]
+        [parameters.reduce_fixed_latency_s]
         value = 5e-6
         basis = "fitted"
         sets = ["a"]

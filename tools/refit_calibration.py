@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-from roofline.analysis.crossval import bands_from, cross_validate
+from roofline.analysis.crossval import bands_from, cross_validate, fold_workers
 from roofline.analysis.fit import fit, informing_sets
 from roofline.analysis.validation import ModelKind, ValidationReport, validate
 from roofline.calibration.data import load_calibration
@@ -59,7 +59,7 @@ def main() -> int:
     # Read back what was written: load_calibration() caches the bundled file as it was.
     data = load_calibration(PATH)
     report = validate(measurements, specs, data)
-    cv = cross_validate(measurements, specs, data, report)
+    cv = cross_validate(measurements, specs, data, report, fold_workers())
     BANDS.write_text(bands_from(cv, specs), "utf-8")
     print(f"wrote {BANDS}")
     write_guards(report)

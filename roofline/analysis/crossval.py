@@ -18,6 +18,9 @@ The refits need scipy (the ``fit`` extra).
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -200,14 +203,56 @@ def cross_validate(
     specs: SpecDatabase,
     data: CalibrationData,
     report: ValidationReport,
+    workers: int = 1,
 ) -> CrossValidation:
-    """Leave each source out in turn (see the module docstring)."""
-    folds = tuple(
-        fold_for(source, sets, measurements, specs, data)
-        for source, sets in sources(measurements.sets).items()
-        if _scored(sets)
-    )
+    """Leave each source out in turn (see the module docstring); with ``workers`` > 1 the
+    folds run in that many forked processes (each fold's refit is independent of the
+    others'), in the order of :func:`sources` all the same."""
+    jobs = [(source, sets) for source, sets in sources(measurements.sets).items() if _scored(sets)]
+    workers = min(workers, len(jobs))
+    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+        folds = _forked_folds(jobs, (measurements, specs, data), workers)
+    else:
+        folds = tuple(fold_for(source, sets, measurements, specs, data) for source, sets in jobs)
     return CrossValidation(report, folds)
+
+
+# The inputs every forked fold reads: set before the pool forks, so a worker inherits them
+# (with the models the parent compiled) instead of unpickling them per fold.
+_FOLD_INPUTS: tuple[MeasurementDatabase, SpecDatabase, CalibrationData] | None = None
+
+
+def _forked_fold(job: tuple[str, Sequence[MeasurementSet]]) -> Fold:
+    assert _FOLD_INPUTS is not None, "a fold worker runs only under _forked_folds"
+    return fold_for(job[0], job[1], *_FOLD_INPUTS)
+
+
+def _forked_folds(
+    jobs: list[tuple[str, tuple[MeasurementSet, ...]]],
+    inputs: tuple[MeasurementDatabase, SpecDatabase, CalibrationData],
+    workers: int,
+) -> tuple[Fold, ...]:
+    global _FOLD_INPUTS
+    _FOLD_INPUTS = inputs
+    try:
+        with multiprocessing.get_context("fork").Pool(workers, _ignore_sigint) as pool:
+            return tuple(pool.map(_forked_fold, jobs, chunksize=1))
+    finally:
+        _FOLD_INPUTS = None
+
+
+def _ignore_sigint() -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the pool and reports it; a
+    # worker must not print a KeyboardInterrupt traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def fold_workers() -> int:
+    """The processes a cross-validation may use: this process's CPUs (1 without fork)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS
+        return os.cpu_count() or 1
 
 
 #: How :func:`own_fit_cv` cuts its folds (``method`` of the calibration file's ``[gpu.cv]``).

@@ -18,7 +18,13 @@ loads and after every fit.
 from __future__ import annotations
 
 from roofline.specs.ranges import EFFICIENCY_RANGE, NumberRange
-from roofline.symbols import CALIBRATION_SYMBOLS, OMEGA_STORE, T_REARRANGE_K, HardwareSymbol
+from roofline.symbols import (
+    CALIBRATION_SYMBOLS,
+    OMEGA_STORE,
+    T_KSTEP,
+    T_REARRANGE_K,
+    HardwareSymbol,
+)
 
 MIN_FIXED_LATENCY_S = 0.5e-6
 MAX_FIXED_LATENCY_S = 15e-6
@@ -27,6 +33,8 @@ FIXED_LATENCY_RANGE = NumberRange(
 )
 STEP_LATENCY_RANGE = NumberRange(0.01e-6, MAX_FIXED_LATENCY_S, True, True)
 SHARE_RANGE = NumberRange(0.0, 1.0, low_inclusive=True, high_inclusive=True)
+#: One K step of a GEMM tile: 0 where K is split over idle SMs, at most a DRAM round trip.
+K_STEP_RANGE = NumberRange(0.0, 1e-6, low_inclusive=True, high_inclusive=True)
 #: The fitter's lower end for a fraction: (0, 1] has no least element, and a fraction
 #: this small would mean a kernel running at 1% of its peak.
 FIT_MIN_FRACTION = 0.01
@@ -45,6 +53,8 @@ def bounds_of(key: str) -> NumberRange:
         return STEP_LATENCY_RANGE
     if key == OMEGA_STORE.spec_key:
         return SHARE_RANGE
+    if key == T_KSTEP.spec_key:
+        return K_STEP_RANGE
     return FIXED_LATENCY_RANGE if is_latency(key) else EFFICIENCY_RANGE
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from roofline.specs import GpuSpec
-from roofline.symbols import OMEGA_STORE
+from roofline.symbols import OMEGA_STORE, T_KSTEP
 
 #: Architecture (spec ``architecture``, lower case) -> family; GeForce / RTX PRO Blackwell
 #: parts (sm_120) are told apart from datacenter Blackwell (sm_100) by name.
@@ -63,9 +63,10 @@ def same_platform(a: GpuSpec, b: GpuSpec) -> bool:
 #: a platform none of whose GPUs has one: pooled over the GPUs of the same platform only,
 #: not counted in a number's basis (the default would mark every GPU of a platform without
 #: data), and not added to one owner's refit (a few shapes cannot tell them from the
-#: efficiencies). The share of a GEMM's output store hidden behind its main loop is all of
-#: it there, as CUTLASS 3's persistent warp-specialized kernels store one tile while
-#: computing the next.
+#: efficiencies). On a platform without data, the share of a GEMM's output store hidden
+#: behind its main loop is all of it, as CUTLASS 3's persistent warp-specialized kernels
+#: store one tile while computing the next; a K step's latency is off the critical path,
+#: as the libraries split K over SMs a small GEMM leaves idle.
 PLATFORM_PARAMS: dict[str, tuple[float, str]] = {
     OMEGA_STORE.spec_key: (
         1.0,
@@ -73,6 +74,13 @@ PLATFORM_PARAMS: dict[str, tuple[float, str]] = {
         "CUTLASS 3's persistent warp-specialized GEMMs on Hopper and Blackwell store one "
         "output tile while computing the next: "
         "https://pytorch.org/blog/cutlass-ping-pong-gemm-kernel/)",
+    ),
+    T_KSTEP.spec_key: (
+        0.0,
+        "assumed: 0, the K loop off the critical path (no GPU on this software platform has a "
+        "fitted value; cuBLAS and CUTLASS split K over idle SMs when a GEMM has fewer output "
+        "tiles than SMs: split-K and stream-K, https://arxiv.org/abs/2301.03598; fitted on B200 "
+        "it comes out at 0.002 us)",
     ),
 }
 

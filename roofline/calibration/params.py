@@ -14,10 +14,10 @@ resolved GPU -> architecture family -> wider groups -> every GPU, in this order:
    time, not a fraction of a peak: its family's mean time. Basis ``assumed``, level ``family``.
 3. the GPUs of its market segment on its software platform that have the value, else its
    segment's, else its platform's (:func:`~roofline.calibration.families.pools`), else
-   every GPU's, likewise (level ``global``; the hidden share of a GEMM's output store pools
-   its own platform's GPUs only); for the model-wide fixed latencies without a stored
-   value, and a value no GPU has, the spec database's own figure (launch floor,
-   ``pct_achievable_*``), else a stated default.
+   every GPU's, likewise (level ``global``; a software platform's parameter,
+   :data:`~roofline.calibration.families.PLATFORM_PARAMS`, pools its platform's GPUs only);
+   for the model-wide fixed latencies without a stored value, and a value no GPU has, the
+   spec database's own figure (launch floor, ``pct_achievable_*``), else a stated default.
 
 Each assumed value carries the range its GPUs span (``low``/``high``);
 :mod:`roofline.analysis.error_bands` turns the level into a cross-validated error band.
@@ -25,10 +25,9 @@ Each assumed value carries the range its GPUs span (``low``/``high``);
 
 from __future__ import annotations
 
-import enum
 import functools
 import statistics
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from roofline.calibration.data import (
@@ -42,38 +41,9 @@ from roofline.calibration.data import (
     load_calibration,
 )
 from roofline.calibration.families import PLATFORM_PARAMS, Pool, pools, same_platform, unknown_group
+from roofline.calibration.values import Basis, Level, ParameterValue, worst_level
 from roofline.specs import GpuSpec, SpecDatabase, load_specs
 from roofline.symbols import CALIBRATION_SYMBOLS, OMEGA_STORE
-
-
-class Basis(enum.StrEnum):
-    """Where a parameter value comes from."""
-
-    MEASURED = "measured"
-    FITTED = "fitted"
-    ASSUMED = "assumed"
-
-
-class Level(enum.StrEnum):
-    """Whose data a value rests on: this GPU's, its architecture family's, or any GPU's."""
-
-    GPU = "gpu"
-    FAMILY = "family"
-    GLOBAL = "global"
-
-
-@dataclass(frozen=True)
-class ParameterValue:
-    """One parameter's value for one GPU, with where it comes from; ``low``/``high``
-    bound an assumed value: the range the GPUs that have it span."""
-
-    value: float
-    basis: Basis
-    source: str
-    sets: tuple[str, ...] = ()
-    low: float | None = None
-    high: float | None = None
-    level: Level = Level.GPU
 
 
 @dataclass(frozen=True)
@@ -133,7 +103,6 @@ _CAST_PARENT = {"hadamard_cast_sr": "hadamard_cast"}
 _LATENCY_PARENT = {
     "hadamard_cast_sr_fixed_latency_s": "hadamard_cast_fixed_latency_s",
     "reduce_fixed_latency_s": "cast_fixed_latency_s",
-    "fp4_gemm_fixed_latency_s": "gemm_fixed_latency_s",
     "cast_cold_l2_start_s": "cold_l2_start_s",
 }
 
@@ -163,10 +132,14 @@ class _Resolver:
         self.data = data
 
     @functools.cached_property
+    def _all_specs(self) -> dict[str, GpuSpec]:
+        # A value stored for a GPU of the bundled database that this one lacks still has a
+        # family and platform (a time pools every GPU the file measured).
+        return {**_bundled_specs(), **self.specs}
+
+    @functools.cached_property
     def _pools(self) -> tuple[Pool, ...]:
-        # A latency stored for a GPU of the bundled database that this one lacks still has
-        # a family and platform (a time pools every GPU the file measured).
-        return pools({**_bundled_specs(), **self.specs}.values())
+        return pools(self._all_specs.values())
 
     @functools.cached_property
     def _direct_gemm(self) -> dict[str, dict[str, float]]:
@@ -296,13 +269,19 @@ class _Resolver:
         entry = self.data.gpu_entry(gpu.name, key)
         if entry is not None:
             return _stored(entry)
-        known = self._known(key)
+        return self._pooled_value(gpu, key, self._known(key), 1.0, "1")
+
+    def _pooled_value(
+        self, gpu: GpuSpec, key: str, known: Mapping[str, float], default: float, what: str
+    ) -> ParameterValue:
+        """:meth:`_mean_or`, but a platform's parameter (PLATFORM_PARAMS) pools the GPUs
+        of ``gpu``'s software platform only, else takes the platform default."""
         if key in PLATFORM_PARAMS:
-            known = {n: v for n, v in known.items() if same_platform(self.specs[n], gpu)}
+            known = {n: v for n, v in known.items() if same_platform(self._all_specs[n], gpu)}
             if not known:
                 value, source = PLATFORM_PARAMS[key]
                 return ParameterValue(value, Basis.ASSUMED, source, level=Level.GLOBAL)
-        return self._mean_or(gpu, known, 1.0, "1")
+        return self._mean_or(gpu, known, default, what)
 
     def gpu_latency(self, gpu: GpuSpec, key: str) -> ParameterValue:
         """A fixed latency stored per GPU (:data:`PER_GPU_LATENCY_KEYS`): the GPU's own, else
@@ -313,7 +292,8 @@ class _Resolver:
         # A time needs no spec figure: every GPU the file measured counts at the global
         # level, in the spec database in use or not (a family needs the spec's architecture).
         known = {name: e[key].value for name, e in self.data.gpus.items() if key in e}
-        return self._mean_or(gpu, known, gpu.kernel_launch_overhead_s, "the spec launch floor")
+        floor_s = gpu.kernel_launch_overhead_s
+        return self._pooled_value(gpu, key, known, floor_s, "the spec launch floor")
 
     def latency(self, gpu: GpuSpec, key: str) -> ParameterValue:
         """A fixed latency: a per-GPU one's :meth:`gpu_latency`; a model-wide one fitted or
@@ -350,18 +330,10 @@ class _Resolver:
         return CalibratedParameters(gpu.name, values, self.data.cv.get(gpu.name))
 
 
-_LEVEL_ORDER = (Level.GPU, Level.FAMILY, Level.GLOBAL)
-
-
 @functools.cache
 def _bundled_specs() -> SpecDatabase:
     """The bundled spec database, read once per process (a resolver is made per fit step)."""
     return load_specs()
-
-
-def worst_level(levels: Iterable[Level]) -> Level:
-    """The level resting on least of the GPU's own data (``gpu`` for none)."""
-    return max(levels, key=_LEVEL_ORDER.index, default=Level.GPU)
 
 
 def _low(value: ParameterValue) -> float:

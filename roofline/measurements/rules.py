@@ -72,6 +72,7 @@ RESERVED_IDS = frozenset(
         "calibration-parameters",
         "model-wide",
         "gemm-efficiency",
+        "gemm-latencies-and-output-store",
         "cast-kernel-bandwidth-efficiency",
         "grouped-gemms-and-nvfp4-training-kernels",
         "every-value-with-its-source",

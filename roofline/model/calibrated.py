@@ -91,6 +91,7 @@ from roofline.symbols import (
     T_HADAMARD_AMAX,
     T_HADAMARD_CAST,
     T_HADAMARD_CAST_SR,
+    T_KSTEP,
     T_REARRANGE,
     T_REARRANGE_K,
     T_REDUCE,
@@ -107,6 +108,7 @@ from roofline.symbols import (
 #: format: cuBLAS, CUTLASS and hipBLASLt choose tiles per shape by heuristics.
 GEMM_TILE_M = 256
 GEMM_TILE_N = 128
+GEMM_TILE_K = 128
 #: Where that guide is (the wave-quantization rule and its tile).
 WAVE_SOURCE = (
     "https://docs.nvidia.com/deeplearning/performance/dl-performance-matrix-multiplication/"
@@ -218,7 +220,11 @@ def calibrated_gemm_time(
         rate = grouped_factor(factor) * waves * rate
     else:
         rate = wave_efficiency(m, n) * rate
-    compute = flops / rate
+    # A tile's K loop cannot run faster than its steps' latency, one after another (a 2D-2D
+    # grouped GEMM's groups each walk their own M / G tokens of K).
+    k_tile = k / G if shape.layout is Layout.GROUPED_2D2D else k
+    chain = T_KSTEP.symbol * sympy.ceiling(k_tile / GEMM_TILE_K)
+    compute = sympy.Max(flops / rate, chain, evaluate=False)
     # One one-byte scale per block (torchao counts them at the operand format's size).
     block = recipe.scaling.gemm_scale_block if fmt is not BF16 else None
     operand_bytes = gemm_bytes(m, k, n, fmt, shape.rhs_copies, 0, block, SCALE_E8M0_BYTES)

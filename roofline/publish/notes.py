@@ -234,6 +234,21 @@ CALIBRATED: tuple[Note, ...] = (
         "https://pytorch.org/blog/cutlass-ping-pong-gemm-kernel/",
     ),
     Note(
+        "A small GEMM's K steps run one after another",
+        "Each output tile walks K in steps (128 deep here), one after another. A large GEMM "
+        "has enough tiles to fill the GPU and hides each step's latency behind the others; "
+        "a small one (M = 1 to 128) may have fewer tiles than compute units, and unless the "
+        "kernel splits K over the idle ones, the chain of steps paces it. So a dense GEMM's "
+        "compute takes at least t_gemm,k x ceil(K / 128). Fitted per GPU on ROCm, where "
+        "aiter's CK kernels at M = 16 take 10.8 us at K = 7168 and 3.2 us at K = 256 for "
+        "the same weight bytes on MI325X; the other ROCm GPUs take their family's. CUDA "
+        "GPUs take 0: cuBLAS and CUTLASS split K (split-K, stream-K) over idle SMs, and a "
+        "B200 fit gives 0.002 us.",
+        "roofline/model/calibrated.py calibrated_gemm_time; "
+        "https://docs.modular.com/max/api/kernels/linalg/matmul/gpu/amd/"
+        "amd_4wave_split_k_matmul/; https://arxiv.org/abs/2301.03598",
+    ),
+    Note(
         "Cast bandwidth per kernel kind",
         "A cast kernel moves its bytes at the bandwidth fraction of its kind, measured on "
         "published cast benchmarks: row (dim0, scales along a row), column (dim1 or a "

@@ -191,6 +191,7 @@ def _parameters(site: SiteInput) -> dict[str, Table]:
     return {
         "model_wide": vr.model_wide_table(gpus[0][1]),
         "gemm": vr.compact_table(gpus, vr.GEMM_SYMBOLS, "gemm-efficiency", PAGE),
+        "gemm_time": vr.compact_table(gpus, vr.GEMM_TIME_SYMBOLS, "gemm-time", PAGE),
         "cast": vr.compact_table(gpus, vr.CAST_SYMBOLS, "cast-efficiency", PAGE),
         "grouped": vr.compact_table(gpus, vr.GROUPED_SYMBOLS, "grouped-and-nvfp4", PAGE),
         "details": vr.details_table(gpus, PAGE),

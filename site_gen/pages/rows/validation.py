@@ -30,8 +30,12 @@ from roofline.recipes import FORMATS
 from roofline.specs import GpuSpec
 from roofline.symbols import (
     CALIBRATION_SYMBOLS,
+    ETA_GEMM_FP4,
     OMEGA_STORE,
     PER_GPU_LATENCY_SYMBOLS,
+    T_CAST,
+    T_GEMM_FP4,
+    T_KSTEP,
     HardwareSymbol,
 )
 from site_gen.charts.validation import numbered, point_name, shape_text
@@ -267,26 +271,35 @@ def family(prefix: str) -> tuple[HardwareSymbol, ...]:
     return tuple(hw for hw in CALIBRATION_SYMBOLS if hw.spec_key.startswith(prefix))
 
 
-# With the hidden share of the output store: like the efficiencies, one per GPU (pooled
-# within a platform), so it sits in their table, not among the model-wide values.
-GEMM_SYMBOLS = (*family("gemm_efficiency."), OMEGA_STORE)
+GEMM_SYMBOLS = family("gemm_efficiency.")
+# A GEMM's other per-GPU values, in a table of their own: its fixed latencies (stored per
+# GPU, PER_GPU_LATENCY_SYMBOLS), the latency of a K step and the hidden share of its output
+# store (both pooled within a platform), not among the model-wide values.
+GEMM_TIME_SYMBOLS = (
+    *(hw for hw in PER_GPU_LATENCY_SYMBOLS if hw is not T_CAST and hw is not T_KSTEP),
+    T_KSTEP,
+    OMEGA_STORE,
+)
 # Cast kinds every dense recipe uses; the kinds only grouped layers and NVFP4 training
 # run go in their own table with the grouped-GEMM factors.
 _DENSE_KINDS = tuple(f"cast_efficiency.{kind}" for kind in ("row", "column", "tile", "reduce"))
-# The cast kernel's launch latency is stored per GPU too (PER_GPU_LATENCY_SYMBOLS).
+# The cast kernel's launch latency is stored per GPU too.
 CAST_SYMBOLS = (
-    tuple(hw for hw in family("cast_efficiency.") if hw.spec_key in _DENSE_KINDS)
-    + PER_GPU_LATENCY_SYMBOLS
+    *(hw for hw in family("cast_efficiency.") if hw.spec_key in _DENSE_KINDS),
+    T_CAST,
 )
 GROUPED_SYMBOLS = family("grouped_efficiency.") + tuple(
     hw for hw in family("cast_efficiency.") if hw.spec_key not in _DENSE_KINDS
 )
-PER_GPU_SYMBOLS = GEMM_SYMBOLS + CAST_SYMBOLS + GROUPED_SYMBOLS
+PER_GPU_SYMBOLS = GEMM_SYMBOLS + GEMM_TIME_SYMBOLS + CAST_SYMBOLS + GROUPED_SYMBOLS
 MODEL_WIDE_SYMBOLS = tuple(hw for hw in CALIBRATION_SYMBOLS if hw not in PER_GPU_SYMBOLS)
 
 
 def unused_reason(gpu: GpuSpec, key: str) -> str:
-    """Why a GEMM efficiency never enters the GPU's numbers (it lacks that peak), or ""."""
+    """Why a GEMM efficiency or the fp4 GEMM latency never enters the GPU's numbers (it
+    lacks that peak), or ""."""
+    if key == T_GEMM_FP4.spec_key:
+        key = ETA_GEMM_FP4.spec_key
     if not key.startswith("gemm_efficiency."):
         return ""
     fmt = FORMATS[_GEMM_FORMAT[key.removeprefix("gemm_efficiency.")]]

@@ -36,9 +36,11 @@ def align(recipe: str | Recipe, k: int, n: int) -> tuple[int, int]:
 
 
 def waves_by_hand(rows: int, cols: int, sms: float) -> float:
-    """The wave rule in words: whole waves of whole 256 x 128 tiles, ``sms`` at a time,
-    unless the tiles fit in one wave (then 1: the libraries split K)."""
-    tiles = math.ceil(rows / TILE_ROWS) * math.ceil(cols / TILE_COLS)
+    """The wave rule in words: whole waves of whole 256 x 128 tiles (no taller than the
+    output: a skinny GEMM's tiles have its rows), ``sms`` at a time, unless the tiles fit
+    in one wave (then 1: the libraries split K)."""
+    tile_rows = min(rows, TILE_ROWS)
+    tiles = math.ceil(rows / tile_rows) * math.ceil(cols / TILE_COLS)
     if tiles < sms:
         return 1.0
-    return rows * cols / (TILE_ROWS * TILE_COLS * sms * math.ceil(tiles / sms))
+    return rows * cols / (tile_rows * TILE_COLS * sms * math.ceil(tiles / sms))

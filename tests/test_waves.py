@@ -56,6 +56,15 @@ def test_a_partly_filled_last_wave_costs_a_full_one():
     assert waves(m, n, 148) == pytest.approx(149 / 296)
 
 
+def test_a_skinny_gemm_runs_tiles_no_taller_than_itself():
+    # H100 (132 SMs), a decode step: 1 x 43008 is 336 one-row tiles in 3 waves, not 336
+    # tiles of 256 rows of which one is used (0.0033)
+    assert waves(1, 43008, 132) == pytest.approx(336 / (132 * 3))
+    assert waves(64, 43008, 132) == waves(1, 43008, 132)
+    # from 256 rows on, the tile is 256 x 128 again
+    assert waves(300, 43008, 132) == pytest.approx(300 * 43008 / (256 * 128 * 132 * 6))
+
+
 def _spec(tmp_path, line: str):
     text = f"""schema_version = 1
 [[gpu]]

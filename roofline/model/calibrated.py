@@ -7,9 +7,9 @@ report can show both; only each term's time expression differs:
 * a GEMM takes ``t_gemm + max(FLOPs / (w eta_fmt P_fmt), bytes / (eta_row B))``, with
   ``eta_fmt`` the efficiency of its operand format and scaling path (bf16, per-tensor or
   per-row fp8, block-scaled fp8, fp4) in full waves, and ``w`` the wave efficiency
-  (:func:`wave_efficiency`): the output's 256 x 128 tiles run ``N_SM`` at a time, so a
-  partly filled tile or last wave costs a full one. Efficiency therefore rises with the shape for
-  two stated reasons: the fixed latency (the achieved fraction is
+  (:func:`wave_efficiency`): the output's 256 x 128 tiles (at most M rows) run ``N_SM``
+  at a time, so a partly filled tile or last wave costs a full one. Efficiency therefore
+  rises with the shape for two stated reasons: the fixed latency (the achieved fraction is
   ``FLOPs / (FLOPs + t_gemm w eta_fmt P_fmt)`` of ``w eta_fmt``) and the tile waves.
   Only the share ``omega_st`` of the bf16 output store is in ``bytes``: the rest,
   ``(1 - omega_st) 2 M N / (eta_row B)``, follows the main loop (a kernel that stores each
@@ -179,15 +179,20 @@ def output_rescale_time(shape: GemmShape) -> sympy.Expr:
 def wave_efficiency(m: sympy.Expr, n: sympy.Expr) -> sympy.Expr:
     """The fraction of the GPU's tile slots an m x n output keeps busy.
 
-    The output splits into T = ceil(m / 256) ceil(n / 128) tiles that run ``N_SM`` at a
-    time; with T >= N_SM the GEMM takes ceil(T / N_SM) full waves of whole tiles, so the
-    useful fraction is m n / (256 x 128 x N_SM ceil(T / N_SM)): partly filled tiles (tile
-    quantization) and a partly filled last wave (wave quantization) cost as much as full
-    ones. With fewer tiles than SMs the libraries split K over the idle SMs (split-K,
-    stream-K), so the fraction is 1. A GPU without ``sm_count`` has N_SM = 10^12: every
-    shape has fewer tiles than that, so waves are not modelled."""
+    The output splits into T = ceil(m / t_m) ceil(n / 128) tiles of t_m = min(m, 256) rows
+    that run ``N_SM`` at a time; with T >= N_SM the GEMM takes ceil(T / N_SM) full waves of
+    whole tiles, so the useful fraction is m n / (t_m x 128 x N_SM ceil(T / N_SM)): partly
+    filled tiles (tile quantization) and a partly filled last wave (wave quantization)
+    cost as much as full ones. A skinny GEMM (m < 256) runs tiles no taller than itself:
+    the libraries pick a small-M tile (or swap the operands) there, where a 256-row tile
+    would charge a decode step's single row for 256. With fewer tiles than SMs the
+    libraries split K over the idle SMs (split-K, stream-K), so the fraction is 1. A GPU
+    without ``sm_count`` has N_SM = 10^12: every shape has fewer tiles than that, so waves
+    are not modelled."""
+    # ceil(m / t_m) = ceil(m / 256): one row of tiles up to 256 rows either way
     tiles = sympy.ceiling(m / GEMM_TILE_M) * sympy.ceiling(n / GEMM_TILE_N)
-    slots = GEMM_TILE_M * GEMM_TILE_N * N_SM.symbol * sympy.ceiling(tiles / N_SM.symbol)
+    tile_m = sympy.Min(m, GEMM_TILE_M)
+    slots = tile_m * GEMM_TILE_N * N_SM.symbol * sympy.ceiling(tiles / N_SM.symbol)
     return sympy.Piecewise((1, tiles < N_SM.symbol), (m * n / slots, True))
 
 

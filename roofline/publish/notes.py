@@ -210,8 +210,10 @@ CALIBRATED: tuple[Note, ...] = (
         "GEMM tiles run in waves",
         "A dense GEMM's compute runs at its format's efficiency times a wave efficiency: "
         "the output splits into 256 x 128 tiles (the tile of NVIDIA's wave-quantization "
-        "example, assumed for every library), the GPU runs sm_count of them at a time, and "
-        "a partly filled tile or last wave costs a full one. With fewer tiles than SMs the "
+        "example, assumed for every library; a GEMM of fewer than 256 rows runs tiles no "
+        "taller than itself, as libraries pick small-M tiles for skinny GEMMs), the GPU "
+        "runs sm_count of them at a time, and a partly filled tile or last wave costs a "
+        "full one. With fewer tiles than SMs the "
         "libraries split K over the idle SMs, so there is no loss. Real libraries pick "
         "tiles per shape and some use stream-K, which smooths the steps this rule "
         "predicts; a GPU without sm_count is timed without waves. A grouped GEMM runs at "

@@ -36,6 +36,28 @@ def spec_file(tmp_path: Path):
     return write
 
 
+@pytest.fixture()
+def refused_gpu_value(tmp_path: Path):
+    """Load a calibration file holding one per-GPU value; return the refusal's message
+    (after checking that it names the file)."""
+    from roofline.calibration.data import load_calibration
+    from roofline.errors import DataFileError
+
+    def refuse(gpu: str, key: str, value: float) -> str:
+        path = tmp_path / "calibration.toml"
+        path.write_text(
+            f'schema_version = 1\n[[gpu]]\nname = "{gpu}"\n[gpu.values."{key}"]\n'
+            f'value = {value!r}\nbasis = "fitted"\nsets = ["a"]\n',
+            encoding="utf-8",
+        )
+        with pytest.raises(DataFileError) as caught:
+            load_calibration(path, gpu_names=set(load_specs()), set_ids={"a"})
+        assert str(path) in str(caught.value)
+        return str(caught.value)
+
+    return refuse
+
+
 @pytest.fixture(scope="session")
 def small_site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The small site (tests/data/site_small_specs.toml), built once per test run and

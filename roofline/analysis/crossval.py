@@ -248,7 +248,8 @@ def _ignore_sigint() -> None:
 
 
 def fold_workers() -> int:
-    """The processes a cross-validation may use: this process's CPUs (1 without fork)."""
+    """The processes a cross-validation may use: this process's CPUs (where fork is not
+    available, :func:`cross_validate` runs its folds here all the same)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS

@@ -40,6 +40,12 @@ K_STEP_RANGE = NumberRange(0.0, 1e-6, low_inclusive=True, high_inclusive=True)
 FIT_MIN_FRACTION = 0.01
 
 _SYMBOLS: dict[str, HardwareSymbol] = {hw.spec_key: hw for hw in CALIBRATION_SYMBOLS}
+#: The parameters that are neither a fixed latency nor an efficiency in (0, 1].
+_OWN_RANGES: dict[str, NumberRange] = {
+    T_REARRANGE_K.spec_key: STEP_LATENCY_RANGE,
+    OMEGA_STORE.spec_key: SHARE_RANGE,
+    T_KSTEP.spec_key: K_STEP_RANGE,
+}
 
 
 def is_latency(key: str) -> bool:
@@ -49,12 +55,8 @@ def is_latency(key: str) -> bool:
 
 def bounds_of(key: str) -> NumberRange:
     """The interval parameter ``key`` must lie in."""
-    if key == T_REARRANGE_K.spec_key:
-        return STEP_LATENCY_RANGE
-    if key == OMEGA_STORE.spec_key:
-        return SHARE_RANGE
-    if key == T_KSTEP.spec_key:
-        return K_STEP_RANGE
+    if key in _OWN_RANGES:
+        return _OWN_RANGES[key]
     return FIXED_LATENCY_RANGE if is_latency(key) else EFFICIENCY_RANGE
 
 

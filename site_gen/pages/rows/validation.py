@@ -35,7 +35,6 @@ from roofline.symbols import (
     PER_GPU_LATENCY_SYMBOLS,
     T_CAST,
     T_GEMM_FP4,
-    T_KSTEP,
     HardwareSymbol,
 )
 from site_gen.charts.validation import numbered, point_name, shape_text
@@ -272,14 +271,10 @@ def family(prefix: str) -> tuple[HardwareSymbol, ...]:
 
 
 GEMM_SYMBOLS = family("gemm_efficiency.")
-# A GEMM's other per-GPU values, in a table of their own: its fixed latencies (stored per
-# GPU, PER_GPU_LATENCY_SYMBOLS), the latency of a K step and the hidden share of its output
-# store (both pooled within a platform), not among the model-wide values.
-GEMM_TIME_SYMBOLS = (
-    *(hw for hw in PER_GPU_LATENCY_SYMBOLS if hw is not T_CAST and hw is not T_KSTEP),
-    T_KSTEP,
-    OMEGA_STORE,
-)
+# A GEMM's other per-GPU values, in a table of their own: its latencies stored per GPU
+# (PER_GPU_LATENCY_SYMBOLS but the cast's: t_gemm, t_gemm,fp4 and the K step's) and the
+# hidden share of its output store, not among the model-wide values.
+GEMM_TIME_SYMBOLS = (*(hw for hw in PER_GPU_LATENCY_SYMBOLS if hw is not T_CAST), OMEGA_STORE)
 # Cast kinds every dense recipe uses; the kinds only grouped layers and NVFP4 training
 # run go in their own table with the grouped-GEMM factors.
 _DENSE_KINDS = tuple(f"cast_efficiency.{kind}" for kind in ("row", "column", "tile", "reduce"))

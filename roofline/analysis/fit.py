@@ -33,7 +33,7 @@ from roofline.calibration.data import (
     load_calibration,
 )
 from roofline.calibration.families import PLATFORM_PARAMS
-from roofline.calibration.params import calibration_for
+from roofline.calibration.params import CalibratedParameters, calibration_for
 from roofline.errors import RooflineError
 from roofline.measurements import MeasurementDatabase, MeasurementSet, SetRole, load_measurements
 from roofline.specs import SpecDatabase, load_specs
@@ -127,16 +127,39 @@ def _bounds(parameters: Sequence[ParameterId]) -> tuple[list[float], list[float]
 
 
 def _residuals(
-    sets: Sequence[MeasurementSet], specs: SpecDatabase, data: CalibrationData
+    sets: Sequence[MeasurementSet],
+    specs: SpecDatabase,
+    data: CalibrationData,
+    memo: dict[tuple[int, tuple[tuple[str, float], ...]], np.ndarray] | None = None,
 ) -> np.ndarray:
     # Each GPU's parameters resolved once per evaluation (the fit calls this ~100 times).
     params = {name: calibration_for(specs[name], specs, data) for name in {s.gpu for s in sets}}
     parts = []
-    for mset in sets:
-        predicted = predict_set(mset, specs, data, params[mset.gpu])
+    for index, mset in enumerate(sets):
+        predicted = _predicted(index, mset, specs, data, params[mset.gpu], memo)
         measured = np.array([p.value for p in mset.points])
         parts.append(np.log(predicted / measured))
     return np.concatenate(parts)
+
+
+def _predicted(
+    index: int,
+    mset: MeasurementSet,
+    specs: SpecDatabase,
+    data: CalibrationData,
+    params: CalibratedParameters,
+    memo: dict[tuple[int, tuple[tuple[str, float], ...]], np.ndarray] | None,
+) -> np.ndarray:
+    """``predict_set`` of the ``index``-th set, from ``memo`` where the set's GPU resolved
+    to the same numbers before. A finite-difference Jacobian moves one parameter at a time,
+    which most sets (those of other GPUs) do not read; their prediction is a function of
+    the set and these numbers alone, so the stored one is the one a new call would give."""
+    if memo is None:
+        return predict_set(mset, specs, data, params)
+    key = (index, tuple(params.numbers().items()))
+    if key not in memo:
+        memo[key] = predict_set(mset, specs, data, params)
+    return memo[key]
 
 
 def calibrate(
@@ -322,8 +345,10 @@ def _least_squares(
     low, high = _bounds(parameters)
     start = np.clip([_entry(data, p).value for p in parameters], low, high)
 
+    memo: dict[tuple[int, tuple[tuple[str, float], ...]], np.ndarray] = {}  # this fit's sets only
+
     def residuals(x: np.ndarray) -> np.ndarray:
-        return _residuals(sets, specs, with_values(data, parameters, x))
+        return _residuals(sets, specs, with_values(data, parameters, x), memo)
 
     solution = least_squares(residuals, start, bounds=(low, high), x_scale=_scale(parameters))
     return with_values(data, parameters, solution.x), solution.jac

@@ -71,17 +71,21 @@ _cast_cold_start = sympy.lambdify((KERNEL_TIME, T_COLD_CAST.symbol), CAST_COLD_S
 _DIMS = {"M": M, "K": K, "N": N, "G": G}
 
 
-#: The timers whose numbers are device time alone: a CUDA-graph replay's, a profiler's.
-#: Around an eager call (CUDA events, a host clock) the host's launch time can show too,
-#: by as much as the eviction before the call fails to cover, which the model does not
-#: have; such a set is compared without a cold start.
-DEVICE_TIMERS = (Timer.CUDA_GRAPH, Timer.PROFILER)
+#: The timers whose cold-L2 numbers start each call's kernels right after the flush: a
+#: CUDA-graph replay's and a profiler's device time, and CUDA events around an eager call
+#: (triton's do_bench): the flush before the call (a 256 MB write, 30 to 140 us of GPU
+#: time) runs while the host launches the call, so its kernel starts as the flush ends,
+#: on the flush's dirty lines, with no host gap in its span (an RTX 5090 act-quant call
+#: spans 6.14 us in all, torchao PR #3306). A host clock spans the host's own work too,
+#: so such a set (or one whose timer is unknown) is compared without a cold start.
+COLD_START_TIMERS = (Timer.CUDA_GRAPH, Timer.PROFILER, Timer.CUDA_EVENTS)
 
 
 def starts_cold(mset: MeasurementSet) -> bool:
     """Whether ``mset`` is predicted with the cold starts (:data:`COLD_START`,
-    :data:`CAST_COLD_START`): device time measured with L2 evicted before every call."""
-    return mset.l2 is L2State.COLD and mset.timer in DEVICE_TIMERS
+    :data:`CAST_COLD_START`): calls timed with L2 evicted before each, by a timer that
+    starts with their kernels (:data:`COLD_START_TIMERS`)."""
+    return mset.l2 is L2State.COLD and mset.timer in COLD_START_TIMERS
 
 
 def is_gemm_term(key: str) -> bool:

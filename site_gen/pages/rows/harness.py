@@ -177,11 +177,12 @@ def side_kernel_text(mset: MeasurementSet) -> list[str]:
 
 def cold_start(calibration: CalibrationData, report: ValidationReport) -> dict[str, Any]:
     """The cold starts' formulas, their stored values and how many scored sets they apply
-    to (a cast's is its own where the file stores it, else the GEMMs')."""
+    to (a cast's is its own where the file stores it, else the GEMMs'); ``host_clock``: the
+    cold-L2 sets whose timer spans more than their kernels (a host clock), which take none."""
     entry = calibration.globals.get(T_COLD.spec_key)
     cast_entry = calibration.globals.get(T_COLD_CAST.spec_key)
     cold = [r for r in report.sets if r.scored and starts_cold(r.set)]
-    eager = [
+    host_clock = [
         r for r in report.sets if r.scored and r.set.l2 is L2State.COLD and not starts_cold(r.set)
     ]
     rotating = [r for r in report.sets if r.scored and r.set.l2 is L2State.ROTATING]
@@ -190,7 +191,7 @@ def cold_start(calibration: CalibrationData, report: ValidationReport) -> dict[s
         "formula": cold_start_formula(),
         "cast_formula": cast_cold_start_formula(),
         "side_formula": side_kernel_formula(),
-        "eager": len(eager),
+        "host_clock": len(host_clock),
         "symbol": safe.math(T_COLD.latex),
         "cast_symbol": safe.math(T_COLD_CAST.latex),
         "value": parameter_text(entry.value, "s") if entry else None,

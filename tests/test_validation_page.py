@@ -414,6 +414,12 @@ def test_cv_sources_read_as_short_names_and_stay_escaped():
     from site_gen.pages.rows.crossval import short_source, source_cell
 
     assert short_source("https://github.com/pytorch/ao/pull/3306") == "pytorch/ao PR #3306"
+    assert short_source("https://github.com/NVIDIA/cutlass/issues/2923") == (
+        "NVIDIA/cutlass issue #2923"
+    )
+    assert (
+        short_source("https://github.com/pytorch/ao/commit/46e106b8f30a") == "pytorch/ao @46e106b8"
+    )
     assert (
         short_source("https://github.com/pytorch/ao/blob/36027d82d1ad/docs/x/inference.md")
         == "pytorch/ao docs/x/inference.md @36027d82"

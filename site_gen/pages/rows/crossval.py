@@ -26,15 +26,21 @@ def source_cell(url: str, short: bool = False) -> Cell:
         return url
 
 
+#: A GitHub thread's path segment -> how its short name reads.
+_THREADS = {"pull": "PR", "issues": "issue"}
+
+
 def short_source(url: str) -> str:
-    """``pytorch/ao PR #3306``, ``pytorch/ao docs/.../inference.md @36027d82`` for GitHub
-    URLs; any other URL as it is."""
+    """``pytorch/ao PR #3306``, ``NVIDIA/cutlass issue #2923``, ``pytorch/ao @46e106b8``,
+    ``pytorch/ao docs/.../inference.md @36027d82`` for GitHub URLs; any other URL as it is."""
     parts = urlsplit(url).path.strip("/").split("/")
     if "github.com" not in urlsplit(url).netloc or len(parts) < 4:
         return url
     repo = "/".join(parts[:2])
-    if parts[2] == "pull":
-        return f"{repo} PR #{parts[3]}"
+    if parts[2] in _THREADS:
+        return f"{repo} {_THREADS[parts[2]]} #{parts[3]}"
+    if parts[2] == "commit":
+        return f"{repo} @{parts[3][:8]}"
     if parts[2] == "blob" and len(parts) > 4:
         return f"{repo} {'/'.join(parts[4:])} @{parts[3][:8]}"
     return url

@@ -367,7 +367,11 @@ def test_f09b_a_value_cannot_claim_a_held_out_or_other_gpus_set(capsys, tmp_path
     """A pull request relabelling B200's row-cast fraction as measured on a held-out set
     (which would then count as fitted data on the Validation page) or on another GPU's set
     is refused by every command that loads the file, the site build included."""
-    text = _bundled("calibration.toml").replace(
+    # B200's row-cast entry (the first row-cast section; a model-wide value may cite any
+    # GPU's sets, so the edit must land in this one)
+    bundled = _bundled("calibration.toml")
+    start = bundled.index('[gpu.values."cast_efficiency.row"]')
+    text = bundled[:start] + bundled[start:].replace(
         'sets = ["m2-b200-cast-dim0-mxfp8-floor", ', f'sets = ["{cited}", ', 1
     )
     path = _write(tmp_path, "calibration.toml", text)

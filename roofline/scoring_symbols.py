@@ -8,9 +8,11 @@ from roofline.symbol_types import hardware_symbol as _hw
 
 # Not terms of any model, but of how measurements are scored: a benchmark that evicts L2
 # before every timed call (a measurement set's l2 = "cold": tritonbench's cache-clearing
-# CUDA graphs, FlashInfer's cold-L2 CUPTI spans) starts each kernel on an L2 full of the
-# flush's dirty lines, so its first loads wait for DRAM and for write-backs. The calibrated
-# prediction of such a set timed in device time adds a cold start to every kernel it times
+# CUDA graphs, FlashInfer's cold-L2 CUPTI spans, triton's do_bench) starts each kernel on
+# an L2 full of the flush's dirty lines, so its first loads wait for DRAM and for
+# write-backs. The calibrated prediction of such a set, timed by a clock that starts with
+# its kernels (roofline.analysis.harness.COLD_START_TIMERS), adds a cold start to every
+# kernel it times
 # (roofline.analysis.harness); the site's own predictions, for kernels in a running model,
 # do not. A GEMM pays it on every load its pipeline must fill before the first MMA (its
 # operands' first tiles for every SM, block scales, descriptors), a memory-bound kernel

@@ -116,7 +116,7 @@ CAST_COLD_ANCHOR = "cold-start-cast"
 
 def cold_start_formula() -> Formula:
     """:data:`roofline.analysis.harness.COLD_START`, printed by sympy."""
-    caption = "a GEMM timed right after an L2 flush, in device time (graph or profiler timer)"
+    caption = "a GEMM timed right after an L2 flush (graph, profiler or CUDA-event timer)"
     return Formula(COLD_ANCHOR, caption, r"T_{k}^{\mathrm{cold}}", symbolic(COLD_START), "")
 
 

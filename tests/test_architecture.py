@@ -28,9 +28,10 @@ PACKAGES = ("roofline", "site_gen")
 #: The layers, first to last: a module may import its own layer and earlier ones. A module
 #: belongs to the layer of the longest prefix that names it.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # the model's vocabulary
+    # the model's vocabulary, and the forked worker pools the commands share
     (
         "roofline.errors",
+        "roofline.processes",
         "roofline.symbol_types",
         "roofline.scoring_symbols",
         "roofline.symbols",

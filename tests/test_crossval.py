@@ -17,7 +17,6 @@ from roofline.analysis.crossval import (
     MIN_HELD_OUT_SOURCE_SHARE,
     bands_from,
     cross_validate,
-    fold_workers,
     gpu_family_key,
     gpu_of,
     source_key,
@@ -46,6 +45,7 @@ from roofline.errors import DataFileError, ShapeError
 from roofline.evaluate import evaluate_terms
 from roofline.measurements import MeasurementDatabase, SetRole, load_measurements
 from roofline.model.compiled import compile_model
+from roofline.processes import usable_cpus
 from roofline.recipes import RECIPE_LIST, Mode
 from roofline.specs import load_specs
 from roofline.specs.text import load_toml
@@ -60,7 +60,7 @@ DATA = load_calibration()
 def cv():
     pytest.importorskip("scipy")
     report = validate(MEASUREMENTS, SPECS, DATA)
-    return cross_validate(MEASUREMENTS, SPECS, DATA, report, fold_workers())
+    return cross_validate(MEASUREMENTS, SPECS, DATA, report, usable_cpus())
 
 
 # -- sources and folds --------------------------------------------------------------------

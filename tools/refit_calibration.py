@@ -16,12 +16,13 @@ import re
 import sys
 from pathlib import Path
 
-from roofline.analysis.crossval import bands_from, cross_validate, fold_workers
+from roofline.analysis.crossval import bands_from, cross_validate
 from roofline.analysis.fit import fit, informing_sets
 from roofline.analysis.validation import ModelKind, ValidationReport, validate
 from roofline.calibration.data import load_calibration
 from roofline.calibration.write import rewrite_value
 from roofline.measurements import SetRole, load_measurements
+from roofline.processes import usable_cpus
 from roofline.specs import load_specs
 
 DATA = Path(__file__).resolve().parent.parent / "roofline" / "data"
@@ -59,7 +60,7 @@ def main() -> int:
     # Read back what was written: load_calibration() caches the bundled file as it was.
     data = load_calibration(PATH)
     report = validate(measurements, specs, data)
-    cv = cross_validate(measurements, specs, data, report, fold_workers())
+    cv = cross_validate(measurements, specs, data, report, usable_cpus())
     BANDS.write_text(bands_from(cv, specs), "utf-8")
     print(f"wrote {BANDS}")
     write_guards(report)

@@ -19,8 +19,6 @@ The refits need scipy (the ``fit`` extra).
 from __future__ import annotations
 
 import multiprocessing
-import os
-import signal
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -40,6 +38,7 @@ from roofline.analysis.validation import (
 from roofline.calibration.data import CalibrationData, Entry, GpuCv
 from roofline.calibration.families import family_of
 from roofline.measurements import MeasurementDatabase, MeasurementSet, Point, SetRole
+from roofline.processes import can_fork, ignore_sigint
 from roofline.recipes import get_recipe
 from roofline.specs import SpecDatabase
 
@@ -205,12 +204,13 @@ def cross_validate(
     report: ValidationReport,
     workers: int = 1,
 ) -> CrossValidation:
-    """Leave each source out in turn (see the module docstring); with ``workers`` > 1 the
-    folds run in that many forked processes (each fold's refit is independent of the
+    """Leave each source out in turn (see the module docstring); with ``workers`` > 1 (the
+    commands pass :func:`roofline.processes.usable_cpus`) the folds run in that many forked
+    processes (each fold's refit is independent of the
     others'), in the order of :func:`sources` all the same."""
     jobs = [(source, sets) for source, sets in sources(measurements.sets).items() if _scored(sets)]
     workers = min(workers, len(jobs))
-    if workers > 1 and "fork" in multiprocessing.get_all_start_methods():
+    if workers > 1 and can_fork():
         folds = _forked_folds(jobs, (measurements, specs, data), workers)
     else:
         folds = tuple(fold_for(source, sets, measurements, specs, data) for source, sets in jobs)
@@ -235,25 +235,10 @@ def _forked_folds(
     global _FOLD_INPUTS
     _FOLD_INPUTS = inputs
     try:
-        with multiprocessing.get_context("fork").Pool(workers, _ignore_sigint) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, ignore_sigint) as pool:
             return tuple(pool.map(_forked_fold, jobs, chunksize=1))
     finally:
         _FOLD_INPUTS = None
-
-
-def _ignore_sigint() -> None:
-    # Ctrl-C reaches the whole process group: the parent stops the pool and reports it; a
-    # worker must not print a KeyboardInterrupt traceback of its own.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def fold_workers() -> int:
-    """The processes a cross-validation may use: this process's CPUs (where fork is not
-    available, :func:`cross_validate` runs its folds here all the same)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS
-        return os.cpu_count() or 1
 
 
 #: How :func:`own_fit_cv` cuts its folds (``method`` of the calibration file's ``[gpu.cv]``).

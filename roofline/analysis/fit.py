@@ -126,11 +126,14 @@ def _bounds(parameters: Sequence[ParameterId]) -> tuple[list[float], list[float]
     return [low for low, _ in pairs], [high for _, high in pairs]
 
 
+_Memo = dict[tuple[int, tuple[tuple[str, float], ...]], np.ndarray]
+
+
 def _residuals(
     sets: Sequence[MeasurementSet],
     specs: SpecDatabase,
     data: CalibrationData,
-    memo: dict[tuple[int, tuple[tuple[str, float], ...]], np.ndarray] | None = None,
+    memo: _Memo | None = None,
 ) -> np.ndarray:
     # Each GPU's parameters resolved once per evaluation (the fit calls this ~100 times).
     params = {name: calibration_for(specs[name], specs, data) for name in {s.gpu for s in sets}}
@@ -148,12 +151,12 @@ def _predicted(
     specs: SpecDatabase,
     data: CalibrationData,
     params: CalibratedParameters,
-    memo: dict[tuple[int, tuple[tuple[str, float], ...]], np.ndarray] | None,
+    memo: _Memo | None,
 ) -> np.ndarray:
-    """``predict_set`` of the ``index``-th set, from ``memo`` where the set's GPU resolved
-    to the same numbers before. A finite-difference Jacobian moves one parameter at a time,
-    which most sets (those of other GPUs) do not read; their prediction is a function of
-    the set and these numbers alone, so the stored one is the one a new call would give."""
+    """``predict_set`` of the ``index``-th set, from ``memo`` (keyed by the index and its
+    GPU's resolved numbers, of which the prediction is a function) where that GPU resolved
+    to the same numbers before: a finite-difference step moves one parameter, which most
+    sets (other GPUs') do not read."""
     if memo is None:
         return predict_set(mset, specs, data, params)
     key = (index, tuple(params.numbers().items()))
@@ -345,7 +348,7 @@ def _least_squares(
     low, high = _bounds(parameters)
     start = np.clip([_entry(data, p).value for p in parameters], low, high)
 
-    memo: dict[tuple[int, tuple[tuple[str, float], ...]], np.ndarray] = {}  # this fit's sets only
+    memo: _Memo = {}  # this fit's sets only
 
     def residuals(x: np.ndarray) -> np.ndarray:
         return _residuals(sets, specs, with_values(data, parameters, x), memo)

@@ -14,9 +14,7 @@ import itertools
 import json
 import multiprocessing
 import multiprocessing.pool
-import os
 import re
-import signal
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +40,7 @@ from roofline.evaluate import (
 )
 from roofline.model.compiled import compile_model
 from roofline.model.terms import RooflineModel
+from roofline.processes import can_fork, ignore_sigint, usable_cpus
 from roofline.recipes import Mode, get_recipe
 from roofline.shapes import ShapeTable, generate, parse_shape, read_shapes_file
 from roofline.specs import GpuMatch, GpuSpec
@@ -269,19 +268,10 @@ MAX_WORKERS = 8
 def _worker_count(rows: int) -> int:
     """Worker processes for formatting ``rows`` rows: 0 (format here) when few rows, one
     CPU, or no fork (a forked worker starts at once; a spawned one imports everything)."""
-    if rows < PARALLEL_MIN_ROWS or "fork" not in multiprocessing.get_all_start_methods():
+    if rows < PARALLEL_MIN_ROWS or not can_fork():
         return 0
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS
-        cpus = os.cpu_count() or 1
+    cpus = usable_cpus()
     return min(cpus, MAX_WORKERS) if cpus > 1 else 0
-
-
-def _ignore_sigint() -> None:
-    # Ctrl-C reaches the whole process group; the parent reports it and stops the pool,
-    # a worker must not print a KeyboardInterrupt traceback of its own.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _rendered(
@@ -294,7 +284,7 @@ def _rendered(
         yield from map(render, chunks)
         return
     context = multiprocessing.get_context("fork")
-    with context.Pool(workers, initializer=_ignore_sigint) as pool:
+    with context.Pool(workers, initializer=ignore_sigint) as pool:
         pending: collections.deque[multiprocessing.pool.AsyncResult[str]] = collections.deque()
         for chunk in chunks:
             pending.append(pool.apply_async(render, (chunk,)))

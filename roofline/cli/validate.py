@@ -37,12 +37,13 @@ import argparse
 import json
 import sys
 
-from roofline.analysis.crossval import CrossValidation, cross_validate, fold_workers, sources
+from roofline.analysis.crossval import CrossValidation, cross_validate, sources
 from roofline.analysis.validation import ModelKind, ValidationReport, validate
 from roofline.calibration.data import CalibrationData
 from roofline.cli.calibrated import add_calibration_file_arg, load_inputs, progress, require_scipy
 from roofline.cli.validate_report import add_cv_json, cv_table, pct, report_json, report_table
 from roofline.measurements import MeasurementDatabase
+from roofline.processes import usable_cpus
 from roofline.specs import SpecDatabase
 
 EXIT_FAILED = 1
@@ -128,4 +129,4 @@ def _cross_validation(
     require_scipy("--cv")  # each fold refits
     count = len(sources(measurements.sets))
     with progress(f"cross-validating: refitting without each of {count} sources ..."):
-        return cross_validate(measurements, specs, data, report, fold_workers())
+        return cross_validate(measurements, specs, data, report, usable_cpus())

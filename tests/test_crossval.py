@@ -151,6 +151,31 @@ def test_forked_folds_are_the_serial_ones_in_the_same_order():
     assert [f.dropped for f in forked.folds] == [f.dropped for f in serial.folds]
 
 
+def test_a_held_out_source_shares_the_full_refit_and_a_fit_source_never_does():
+    pytest.importorskip("scipy")
+    from roofline.analysis.crossval import fold_for, full_refit
+
+    ids = ("m1-b200-relu-linear-nvfp4", "fi2025-b200-nvfp4-quantize-small")
+    held = next(
+        s for s in MEASUREMENTS.sets if s.role is SetRole.HOLDOUT and s.gpu == "NVIDIA B200"
+    )
+    subset = MeasurementDatabase((*(MEASUREMENTS.get(i) for i in ids), held), MEASUREMENTS.origin)
+    shared = full_refit(subset, SPECS, DATA)
+    own = fold_for(source_key(held), [held], subset, SPECS, DATA)
+    assert fold_for(source_key(held), [held], subset, SPECS, DATA, shared) == own
+    # a source the fit reads refits on its own: a stand-in "full refit" with every
+    # latency doubled would show in its predictions if it were taken
+    from roofline.analysis.fit import free_parameters, with_values
+
+    fit_set = MEASUREMENTS.get(ids[0])
+    latencies = [p for p in free_parameters(DATA) if p[1].endswith("_latency_s")]
+    doubled = [2 * (DATA.globals[k] if g is None else DATA.gpus[g][k]).value for g, k in latencies]
+    wrong = with_values(without_sets(DATA, set()), latencies, doubled)
+    served = fold_for(source_key(fit_set), [fit_set], subset, SPECS, DATA, wrong)
+    assert served == fold_for(source_key(fit_set), [fit_set], subset, SPECS, DATA)
+    assert fold_for(source_key(held), [held], subset, SPECS, DATA, wrong) != own
+
+
 def test_validate_cv_table_prints_the_overall_line(capsys):
     pytest.importorskip("scipy")
     assert main(["validate", "--cv", "source", "--set", "m1-b200-relu-linear-nvfp4"]) == 0
@@ -326,7 +351,7 @@ def test_band_text_names_the_basis():
 
 
 def test_support_flags_parameters_pinned_by_one_point_or_one_shape():
-    from roofline.analysis.crossval import support
+    from roofline.analysis.support import support
 
     rows = {(s.gpu, s.key): s for s in support(DATA, MEASUREMENTS)}
     one_point = rows[("NVIDIA H100 SXM", "grouped_efficiency.2d3d")]  # one M3 kernel

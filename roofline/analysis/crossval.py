@@ -179,8 +179,12 @@ def fold_for(
     measurements: MeasurementDatabase,
     specs: SpecDatabase,
     data: CalibrationData,
+    full_refit: CalibrationData | None = None,
 ) -> Fold:
-    """Refit without ``source`` and predict its scored ``sets``."""
+    """Refit without ``source`` and predict its scored ``sets``. ``full_refit``, where
+    given, is :func:`full_refit` of the same inputs: a source that no fit set and no
+    stored entry comes from (held-out data alone) changes nothing the fit reads, so its
+    refit is that one, made once for every such fold instead of once per fold."""
     left_out = {s.id for s in sets}
     pruned = without_sets(data, left_out)
     dropped = tuple(
@@ -188,13 +192,34 @@ def fold_for(
         for gpu, entry in data.entries()
         if not set(entry.sets) - left_out
     )
-    train = [s for s in measurements.by_role(SetRole.FIT) if s.id not in left_out]
-    refit = pruned
-    if pruned.entries() and train:
-        result = fit_on(pruned, train, specs)
-        refit = with_values(pruned, result.parameters, result.fitted)
+    fit_sets = measurements.by_role(SetRole.FIT)
+    train = [s for s in fit_sets if s.id not in left_out]
+    if (
+        full_refit is not None
+        and len(train) == len(fit_sets)
+        and pruned == without_sets(data, set())
+    ):
+        refit = full_refit
+    else:
+        refit = _refit(pruned, train, specs)
     results = tuple(validate_set(s, specs, refit) for s in _scored(sets))
     return Fold(source, dropped, results)
+
+
+def full_refit(
+    measurements: MeasurementDatabase, specs: SpecDatabase, data: CalibrationData
+) -> CalibrationData:
+    """The refit every fold of a held-out-only source makes (see :func:`fold_for`)."""
+    return _refit(without_sets(data, set()), list(measurements.by_role(SetRole.FIT)), specs)
+
+
+def _refit(
+    data: CalibrationData, train: Sequence[MeasurementSet], specs: SpecDatabase
+) -> CalibrationData:
+    if not (data.entries() and train):
+        return data
+    result = fit_on(data, train, specs)
+    return with_values(data, result.parameters, result.fitted)
 
 
 def cross_validate(
@@ -210,16 +235,19 @@ def cross_validate(
     others'), in the order of :func:`sources` all the same."""
     jobs = [(source, sets) for source, sets in sources(measurements.sets).items() if _scored(sets)]
     workers = min(workers, len(jobs))
+    inputs = (measurements, specs, data, full_refit(measurements, specs, data))
     if workers > 1 and can_fork():
-        folds = _forked_folds(jobs, (measurements, specs, data), workers)
+        folds = _forked_folds(jobs, inputs, workers)
     else:
-        folds = tuple(fold_for(source, sets, measurements, specs, data) for source, sets in jobs)
+        folds = tuple(fold_for(source, sets, *inputs) for source, sets in jobs)
     return CrossValidation(report, folds)
 
 
+# measurements, specs, calibration, its full refit
+_FoldInputs = tuple[MeasurementDatabase, SpecDatabase, CalibrationData, CalibrationData]
 # The inputs every forked fold reads: set before the pool forks, so a worker inherits them
 # (with the models the parent compiled) instead of unpickling them per fold.
-_FOLD_INPUTS: tuple[MeasurementDatabase, SpecDatabase, CalibrationData] | None = None
+_FOLD_INPUTS: _FoldInputs | None = None
 
 
 def _forked_fold(job: tuple[str, Sequence[MeasurementSet]]) -> Fold:
@@ -229,16 +257,27 @@ def _forked_fold(job: tuple[str, Sequence[MeasurementSet]]) -> Fold:
 
 def _forked_folds(
     jobs: list[tuple[str, tuple[MeasurementSet, ...]]],
-    inputs: tuple[MeasurementDatabase, SpecDatabase, CalibrationData],
+    inputs: _FoldInputs,
     workers: int,
 ) -> tuple[Fold, ...]:
     global _FOLD_INPUTS
     _FOLD_INPUTS = inputs
+    # The folds that refit start first, the most fit points left out first (the longest
+    # refits, as a rule): a long fold started last would leave the other workers idle.
+    order = sorted(range(len(jobs)), key=lambda i: -_fit_points(jobs[i][1]))
     try:
         with multiprocessing.get_context("fork").Pool(workers, ignore_sigint) as pool:
-            return tuple(pool.map(_forked_fold, jobs, chunksize=1))
+            done = pool.map(_forked_fold, [jobs[i] for i in order], chunksize=1)
     finally:
         _FOLD_INPUTS = None
+    folds: list[Fold | None] = [None] * len(jobs)
+    for i, fold in zip(order, done, strict=True):
+        folds[i] = fold
+    return tuple(f for f in folds if f is not None)
+
+
+def _fit_points(sets: Sequence[MeasurementSet]) -> int:
+    return sum(len(s.points) for s in sets if s.role is SetRole.FIT)
 
 
 #: How :func:`own_fit_cv` cuts its folds (``method`` of the calibration file's ``[gpu.cv]``).
@@ -279,38 +318,6 @@ def own_fit_cv(
             errors += [abs(float(v) / p.value - 1) for v, p in pairs]
     ids = tuple(s.id for s in sets)
     return GpuCv(statistics.fmean(errors), len(errors), len(shapes), OWN_FIT_METHOD, ids)
-
-
-#: A stored parameter is weakly determined when the sets it was fitted or read on hold
-#: fewer points than this, or fewer distinct shapes than :data:`MIN_SUPPORT_SHAPES`.
-MIN_SUPPORT_POINTS = 3
-MIN_SUPPORT_SHAPES = 2
-
-
-@dataclass(frozen=True)
-class Support:
-    """How much data pins one stored parameter."""
-
-    gpu: str | None  # None: a model-wide parameter
-    key: str
-    points: int
-    shapes: int
-
-    @property
-    def weak(self) -> bool:
-        """Fewer than 3 points, or fewer than 2 distinct shapes."""
-        return self.points < MIN_SUPPORT_POINTS or self.shapes < MIN_SUPPORT_SHAPES
-
-
-def support(data: CalibrationData, measurements: MeasurementDatabase) -> tuple[Support, ...]:
-    """Points and distinct shapes behind every stored parameter (its entry's sets)."""
-    known = {s.id: s for s in measurements.sets}
-    out = []
-    for gpu, entry in data.entries():
-        points = [p for set_id in entry.sets if set_id in known for p in known[set_id].points]
-        shapes = {p.shapes for p in points}
-        out.append(Support(gpu, entry.key, len(points), len(shapes)))
-    return tuple(out)
 
 
 def size_of(_mset: MeasurementSet, point: Point) -> str:

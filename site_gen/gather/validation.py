@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from roofline.analysis.crossval import Support, support
 from roofline.analysis.error_bands import ErrorBands, load_error_bands
+from roofline.analysis.support import Support, support
 from roofline.analysis.validation import ValidationReport, validate
 from roofline.calibration.data import CalibrationData
 from roofline.measurements import MeasurementDatabase, MeasurementError, load_measurements

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from roofline import units
-from roofline.analysis.crossval import Support
 from roofline.analysis.error_bands import SIZE_BUCKETS, ErrorBands
+from roofline.analysis.support import Support
 from roofline.calibration.data import CalibrationData
 from site_gen.context import Cell, Table, set_links
 from site_gen.markup import safe
@@ -48,7 +48,7 @@ def short_source(url: str) -> str:
 
 def weak_table(supports: tuple[Support, ...]) -> Table:
     """The stored parameters too few points or shapes pin
-    (:func:`roofline.analysis.crossval.support`)."""
+    (:func:`roofline.analysis.support.support`)."""
     header = ("GPU", "parameter", "points", "distinct shapes")
     rows = [
         (s.gpu or "all GPUs", safe.code(s.key), str(s.points), str(s.shapes))

@@ -17,6 +17,7 @@ from roofline.analysis.crossval import (
     MIN_HELD_OUT_SOURCE_SHARE,
     bands_from,
     cross_validate,
+    fold_for,
     gpu_family_key,
     gpu_of,
     source_key,
@@ -30,7 +31,7 @@ from roofline.analysis.error_bands import (
     parse_error_bands,
     row_basis,
 )
-from roofline.analysis.validation import GOALS, validate
+from roofline.analysis.validation import GOALS, ModelKind, validate
 from roofline.calibration.bounds import (
     MAX_FIXED_LATENCY_S,
     MIN_FIXED_LATENCY_S,
@@ -153,7 +154,7 @@ def test_forked_folds_are_the_serial_ones_in_the_same_order():
 
 def test_a_held_out_source_shares_the_full_refit_and_a_fit_source_never_does():
     pytest.importorskip("scipy")
-    from roofline.analysis.crossval import fold_for, full_refit
+    from roofline.analysis.crossval import full_refit
 
     ids = ("m1-b200-relu-linear-nvfp4", "fi2025-b200-nvfp4-quantize-small")
     held = next(
@@ -171,9 +172,23 @@ def test_a_held_out_source_shares_the_full_refit_and_a_fit_source_never_does():
     latencies = [p for p in free_parameters(DATA) if p[1].endswith("_latency_s")]
     doubled = [2 * (DATA.globals[k] if g is None else DATA.gpus[g][k]).value for g, k in latencies]
     wrong = with_values(without_sets(DATA, set()), latencies, doubled)
-    served = fold_for(source_key(fit_set), [fit_set], subset, SPECS, DATA, wrong)
+    served = fold_for(source_key(fit_set), [fit_set], subset, SPECS, DATA, (wrong, ()))
     assert served == fold_for(source_key(fit_set), [fit_set], subset, SPECS, DATA)
-    assert fold_for(source_key(held), [held], subset, SPECS, DATA, wrong) != own
+    assert fold_for(source_key(held), [held], subset, SPECS, DATA, (wrong, ())) != own
+
+
+def test_a_parameter_the_other_sources_leave_undetermined_falls_back():
+    pytest.importorskip("scipy")
+    # Left with helion #3046's NVFP4 GEMMs at M = 1 alone (latency and a weight read), the
+    # fit cannot pin B200's fp4 GEMM efficiency: it falls back, named as undetermined,
+    # instead of drifting to a 1% efficiency that stands in for a latency.
+    ids = ("m1-b200-relu-linear-nvfp4", "helion3046-b200-nvfp4-gemm-cutlass")
+    subset = MeasurementDatabase(tuple(MEASUREMENTS.get(i) for i in ids), MEASUREMENTS.origin)
+    left = MEASUREMENTS.get(ids[0])
+    fold = fold_for(source_key(left), [left], subset, SPECS, DATA)
+    assert "NVIDIA B200: gemm_efficiency.fp4 (undetermined without it)" in fold.dropped
+    assert all(0 < p.predicted[ModelKind.CALIBRATED] < math.inf for p in fold.points)
+    assert fold.cv_mean_error() < 0.5
 
 
 def test_validate_cv_table_prints_the_overall_line(capsys):
@@ -488,19 +503,23 @@ def test_a_gpu_without_family_data_pools_its_own_segment_first():
 
 def test_a_gemm_latency_pools_the_gpus_of_the_same_platform_first():
     """A GEMM's fixed time is the vendor library's: a GPU without its own takes its
-    family's (GB200: B200's, the same chip; MI350X: MI355X's), else its segment's on its
-    own platform (H100: the CUDA datacenter GPUs'), never a CUDA and ROCm mean."""
+    family's (GB200: B200's, the same chip; H800: H100's; MI350X: MI355X's), else its
+    segment's on its own platform (A100: the CUDA datacenter GPUs'), never a CUDA and ROCm
+    mean."""
     from roofline.calibration.data import load_calibration
 
     data = load_calibration()
     key = "gemm_fixed_latency_s"
     b200 = data.gpu_entry("NVIDIA B200", key).value
+    h100 = data.gpu_entry("NVIDIA H100 SXM", key).value
+    cuda = (b200 + h100) / 2
     mi300x = data.gpu_entry("AMD Instinct MI300X", key).value
     mi355x = data.gpu_entry("AMD Instinct MI355X", key).value
     assert min(mi300x, mi355x) > b200  # ROCm's small GEMMs start later than cuBLAS's
     expected = {
         "NVIDIA GB200": (b200, Level.FAMILY),
-        "NVIDIA H100 SXM": (b200, Level.GLOBAL),
+        "NVIDIA H800": (h100, Level.FAMILY),
+        "NVIDIA A100 SXM": (cuda, Level.GLOBAL),
         "AMD Instinct MI350X": (mi355x, Level.FAMILY),
     }
     for name, (value, level) in expected.items():
@@ -508,7 +527,7 @@ def test_a_gemm_latency_pools_the_gpus_of_the_same_platform_first():
         assert (got.value, got.level) == (pytest.approx(value), level), name
     # a GDDR card pools the GDDR cards (none have one here), then the CUDA GPUs'
     card = calibration_for(SPECS["NVIDIA L40S"], SPECS, data).values[key]
-    assert card.value == pytest.approx(b200) and "every GPU on CUDA" in card.source
+    assert card.value == pytest.approx(cuda) and "every GPU on CUDA" in card.source
 
 
 def test_a_gpu_of_no_known_platform_pools_no_platform():

@@ -258,7 +258,7 @@ def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_p
     ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "wrote 2 refit values and 3 new parameters" in printed and "NVIDIA B200" not in printed
+    assert "wrote 3 refit values and 2 new parameters" in printed and "NVIDIA B200" not in printed
     ids = bundled_set_ids() | {
         "mine-bf16-gemm",
         "mine-lowp-gemm-tensorwise",
@@ -275,20 +275,20 @@ def test_calibrate_one_gpu_on_a_measured_file_writes_a_calibration(capsys, tmp_p
         g: e for g, e in bundled.entries() if g != "NVIDIA H100 SXM"
     }
     old, new = bundled.gpus["NVIDIA H100 SXM"], written.gpus["NVIDIA H100 SXM"]
-    # The stored cast efficiency and launch latency (which every set's model uses) are
-    # refit on the new sets ...
+    # The stored cast efficiency, launch latency (which every set's model uses) and GEMM
+    # latency are refit on the new sets that use each ...
     mine = ("mine-bf16-gemm", "mine-lowp-gemm-tensorwise", "mine-cast-tensorwise")
     refit = [k for k in old if old[k] != new[k]]
-    assert sorted(refit) == ["cast_efficiency.row", "cast_fixed_latency_s"]
+    assert sorted(refit) == ["cast_efficiency.row", "cast_fixed_latency_s", "gemm_fixed_latency_s"]
     for key in refit:
-        assert new[key].sets == mine and new[key].basis == old[key].basis
-    # ... and the GEMM efficiencies and GEMM latency it had none of join with the sets
-    # behind each.
+        assert new[key].basis == old[key].basis
+    assert new["cast_efficiency.row"].sets == new["cast_fixed_latency_s"].sets == mine
+    assert new["gemm_fixed_latency_s"].sets == mine[:2]
+    # ... and the GEMM efficiencies it had none of join with the sets behind each.
     added = {k: new[k] for k in new.keys() - old.keys()}
-    assert sorted(added) == ["gemm_efficiency.bf16", "gemm_efficiency.fp8", "gemm_fixed_latency_s"]
+    assert sorted(added) == ["gemm_efficiency.bf16", "gemm_efficiency.fp8"]
     assert added["gemm_efficiency.bf16"].sets == ("mine-bf16-gemm",)
     assert added["gemm_efficiency.fp8"].sets == ("mine-lowp-gemm-tensorwise",)
-    assert added["gemm_fixed_latency_s"].sets == ("mine-bf16-gemm", "mine-lowp-gemm-tensorwise")
     assert all(e.basis == "fitted" for e in added.values())
     cv = written.cv["NVIDIA H100 SXM"]  # two shapes: one left out at a time
     assert (cv.points, cv.shapes, cv.method) == (6, 2, "leave one shape out")

@@ -8,7 +8,8 @@ one of them is not blind to the others.
 For every source that holds a scored set, the calibration is refitted on the fit sets of
 every *other* source (:func:`roofline.analysis.fit.fit_on`); a stored parameter that
 only the left-out source informed is dropped, so that GPU falls back to its family or
-global value as a GPU without data would. The left-out source's scored sets (fit and
+global value as a GPU without data would, and so does one the refit's data leave
+undetermined (:func:`_refit`). The left-out source's scored sets (fit and
 holdout alike) are then predicted with that refit. The mean error over those predictions
 is the honest estimate of the error on a new source: it is what the Validation page and
 ``roofline validate --cv source`` lead with.
@@ -25,7 +26,13 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlsplit, urlunsplit
 
 from roofline.analysis.error_bands import MIN_BAND_POINTS, SIZE_BUCKETS, bands_toml, size_bucket
-from roofline.analysis.fit import fit_on, free_parameters, gpu_fit_start, with_values
+from roofline.analysis.fit import (
+    ParameterId,
+    fit_on,
+    free_parameters,
+    gpu_fit_start,
+    with_values,
+)
 from roofline.analysis.validation import (
     ModelKind,
     PointResult,
@@ -173,13 +180,17 @@ def _scored(sets: Sequence[MeasurementSet]) -> tuple[MeasurementSet, ...]:
     return tuple(s for s in sets if s.role is not SetRole.CONTEXT)
 
 
+#: A refit calibration and the parameters it dropped as undetermined (:func:`_refit`).
+Refit = tuple[CalibrationData, tuple[ParameterId, ...]]
+
+
 def fold_for(
     source: str,
     sets: Sequence[MeasurementSet],
     measurements: MeasurementDatabase,
     specs: SpecDatabase,
     data: CalibrationData,
-    full_refit: CalibrationData | None = None,
+    full_refit: Refit | None = None,
 ) -> Fold:
     """Refit without ``source`` and predict its scored ``sets``. ``full_refit``, where
     given, is :func:`full_refit` of the same inputs: a source that no fit set and no
@@ -188,9 +199,7 @@ def fold_for(
     left_out = {s.id for s in sets}
     pruned = without_sets(data, left_out)
     dropped = tuple(
-        f"{gpu or 'all GPUs'}: {entry.key}"
-        for gpu, entry in data.entries()
-        if not set(entry.sets) - left_out
+        _named(gpu, entry.key) for gpu, entry in data.entries() if not set(entry.sets) - left_out
     )
     fit_sets = measurements.by_role(SetRole.FIT)
     train = [s for s in fit_sets if s.id not in left_out]
@@ -199,27 +208,42 @@ def fold_for(
         and len(train) == len(fit_sets)
         and pruned == without_sets(data, set())
     ):
-        refit = full_refit
+        refit, loose = full_refit
     else:
-        refit = _refit(pruned, train, specs)
+        refit, loose = _refit(pruned, train, specs)
     results = tuple(validate_set(s, specs, refit) for s in _scored(sets))
-    return Fold(source, dropped, results)
+    undetermined = tuple(f"{_named(gpu, key)} (undetermined without it)" for gpu, key in loose)
+    return Fold(source, dropped + undetermined, results)
 
 
 def full_refit(
     measurements: MeasurementDatabase, specs: SpecDatabase, data: CalibrationData
-) -> CalibrationData:
+) -> Refit:
     """The refit every fold of a held-out-only source makes (see :func:`fold_for`)."""
     return _refit(without_sets(data, set()), list(measurements.by_role(SetRole.FIT)), specs)
 
 
-def _refit(
-    data: CalibrationData, train: Sequence[MeasurementSet], specs: SpecDatabase
-) -> CalibrationData:
+def _refit(data: CalibrationData, train: Sequence[MeasurementSet], specs: SpecDatabase) -> Refit:
+    """``data`` refitted on ``train``, and the parameters it dropped: a parameter the
+    fit's data leave undetermined (:attr:`FitResult.determined`, a direction of the
+    scaled Jacobian the data do not constrain) falls back as a GPU without data would,
+    and the rest are refitted without it. Held at its stored value, it would carry the
+    left-out source into the fold; left free, it drifts to wherever the optimizer's path
+    ends (a 1% GEMM efficiency standing in for a latency)."""
     if not (data.entries() and train):
-        return data
+        return data, ()
     result = fit_on(data, train, specs)
-    return with_values(data, result.parameters, result.fitted)
+    loose = tuple(result.undetermined())
+    if loose:
+        data = data.without(set(loose))
+        if not data.entries():
+            return data, loose
+        result = fit_on(data, train, specs)
+    return with_values(data, result.parameters, result.fitted), loose
+
+
+def _named(gpu: str | None, key: str) -> str:
+    return f"{gpu or 'all GPUs'}: {key}"
 
 
 def cross_validate(
@@ -244,7 +268,7 @@ def cross_validate(
 
 
 # measurements, specs, calibration, its full refit
-_FoldInputs = tuple[MeasurementDatabase, SpecDatabase, CalibrationData, CalibrationData]
+_FoldInputs = tuple[MeasurementDatabase, SpecDatabase, CalibrationData, Refit]
 # The inputs every forked fold reads: set before the pool forks, so a worker inherits them
 # (with the models the parent compiled) instead of unpickling them per fold.
 _FOLD_INPUTS: _FoldInputs | None = None

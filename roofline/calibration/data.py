@@ -13,7 +13,7 @@ together, each naming the file, the entry, the field and the expected form.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +110,16 @@ class CalibrationData:
         out: list[tuple[str | None, Entry]] = [(None, e) for e in self.globals.values()]
         out += [(gpu, e) for gpu, values in self.gpus.items() for e in values.values()]
         return out
+
+    def without(self, parameters: set[tuple[str | None, str]]) -> CalibrationData:
+        """A copy without the entries ``parameters`` ((GPU or None, key) pairs): each falls
+        back as if the file had never held it."""
+        globals_ = {k: e for k, e in self.globals.items() if (None, k) not in parameters}
+        gpus = {
+            name: {k: e for k, e in entries.items() if (name, k) not in parameters}
+            for name, entries in self.gpus.items()
+        }
+        return replace(self, globals=globals_, gpus=gpus)
 
 
 class _Linter(Collector):

@@ -89,7 +89,9 @@ class Fold:
     """One left-out source: the refit without it and its sets' predictions under it."""
 
     source: str
-    dropped: tuple[str, ...]  # "GPU: key" of each parameter only this source informed
+    # "GPU: key" of each parameter only this source informed, then "GPU: key (undetermined
+    # without it)" of each the refit's data could not pin (both fall back)
+    dropped: tuple[str, ...]
     results: tuple[SetResult, ...]  # the source's scored sets, predicted by the refit
 
     @property

@@ -192,30 +192,31 @@ def fold_for(
     measurements: MeasurementDatabase,
     specs: SpecDatabase,
     data: CalibrationData,
-    full_refit: Refit | None = None,
+    shared: Refit | None = None,
 ) -> Fold:
-    """Refit without ``source`` and predict its scored ``sets``. ``full_refit``, where
-    given, is :func:`full_refit` of the same inputs: a source that no fit set and no
-    stored entry comes from (held-out data alone) changes nothing the fit reads, so its
-    refit is that one, made once for every such fold instead of once per fold."""
+    """Refit without ``source`` and predict its scored ``sets``. ``shared``, where given,
+    is :func:`full_refit` of the same inputs, which a fold whose sets the fit never reads
+    (:func:`_fit_reads`) makes all the same: taken instead of refitting once per fold."""
     left_out = {s.id for s in sets}
-    pruned = without_sets(data, left_out)
     dropped = tuple(
         _named(gpu, entry.key) for gpu, entry in data.entries() if not set(entry.sets) - left_out
     )
-    fit_sets = measurements.by_role(SetRole.FIT)
-    train = [s for s in fit_sets if s.id not in left_out]
-    if (
-        full_refit is not None
-        and len(train) == len(fit_sets)
-        and pruned == without_sets(data, set())
-    ):
-        refit, loose = full_refit
+    if shared is not None and not _fit_reads(left_out, measurements, data):
+        refit, loose = shared
     else:
-        refit, loose = _refit(pruned, train, specs)
+        train = [s for s in measurements.by_role(SetRole.FIT) if s.id not in left_out]
+        refit, loose = _refit(without_sets(data, left_out), train, specs)
     results = tuple(validate_set(s, specs, refit) for s in _scored(sets))
     undetermined = tuple(f"{_named(gpu, key)} (undetermined without it)" for gpu, key in loose)
     return Fold(source, dropped + undetermined, results)
+
+
+def _fit_reads(
+    left_out: set[str], measurements: MeasurementDatabase, data: CalibrationData
+) -> bool:
+    """Whether the refit reads a set of ``left_out``: a fit set, or one a stored entry lists."""
+    fit_ids = {s.id for s in measurements.by_role(SetRole.FIT)}
+    return bool(left_out & fit_ids) or any(left_out & set(e.sets) for _, e in data.entries())
 
 
 def full_refit(
@@ -257,11 +258,12 @@ def cross_validate(
 ) -> CrossValidation:
     """Leave each source out in turn (see the module docstring); with ``workers`` > 1 (the
     commands pass :func:`roofline.processes.usable_cpus`) the folds run in that many forked
-    processes (each fold's refit is independent of the
-    others'), in the order of :func:`sources` all the same."""
+    processes, each refit independent of the others, in the order of :func:`sources`."""
     jobs = [(source, sets) for source, sets in sources(measurements.sets).items() if _scored(sets)]
     workers = min(workers, len(jobs))
-    inputs = (measurements, specs, data, full_refit(measurements, specs, data))
+    blind = any(not _fit_reads({s.id for s in sets}, measurements, data) for _, sets in jobs)
+    shared = full_refit(measurements, specs, data) if blind else None
+    inputs = (measurements, specs, data, shared)
     if workers > 1 and can_fork():
         folds = _forked_folds(jobs, inputs, workers)
     else:
@@ -269,8 +271,8 @@ def cross_validate(
     return CrossValidation(report, folds)
 
 
-# measurements, specs, calibration, its full refit
-_FoldInputs = tuple[MeasurementDatabase, SpecDatabase, CalibrationData, Refit]
+# measurements, specs, calibration, its full refit (None: no fold takes it)
+_FoldInputs = tuple[MeasurementDatabase, SpecDatabase, CalibrationData, Refit | None]
 # The inputs every forked fold reads: set before the pool forks, so a worker inherits them
 # (with the models the parent compiled) instead of unpickling them per fold.
 _FOLD_INPUTS: _FoldInputs | None = None
@@ -296,10 +298,8 @@ def _forked_folds(
             done = pool.map(_forked_fold, [jobs[i] for i in order], chunksize=1)
     finally:
         _FOLD_INPUTS = None
-    folds: list[Fold | None] = [None] * len(jobs)
-    for i, fold in zip(order, done, strict=True):
-        folds[i] = fold
-    return tuple(f for f in folds if f is not None)
+    by_job = dict(zip(order, done, strict=True))
+    return tuple(by_job[i] for i in range(len(jobs)))
 
 
 def _fit_points(sets: Sequence[MeasurementSet]) -> int:

@@ -18,13 +18,16 @@ from roofline.symbol_types import hardware_symbol as _hw
 # operands' first tiles for every SM, block scales, descriptors), a memory-bound kernel
 # (a cast, a rearrangement) on its first loads only: measured, tiny casts start about
 # 1-1.5 us later cold than warm on B200 (FlashInfer PRs #2025 and #4820 against vLLM PR
-# #43658), small GEMMs about 3 us (helion PRs #3209 and #3046), so each kind has its own.
+# #43658, CUPTI spans), small GEMMs replayed in CUDA graphs about 3 us (helion PRs #3209
+# and #3046), so each has its own. Those GEMMs are all graph replays, timed from the flush
+# node's end, so a GEMM timed by its own span (a profiler, CUDA events) takes the start
+# measured with those timers, the casts' (roofline.analysis.harness.cold_symbol).
 T_COLD = _hw(
     "t_cold",
     "cold_l2_start_s",
     r"t_{\mathrm{cold}}",
-    "start latency of a GEMM kernel timed right after an L2 flush (how cold-cache "
-    "benchmarks are scored; not in the site's predictions)",
+    "start latency of a GEMM kernel replayed in a CUDA graph right after an L2 flush (how "
+    "cold-cache benchmarks are scored; not in the site's predictions)",
     "s",
 )
 T_COLD_CAST = _hw(
@@ -32,8 +35,8 @@ T_COLD_CAST = _hw(
     "cast_cold_l2_start_s",
     r"t_{\mathrm{cold,cast}}",
     "start latency of a memory-bound kernel (a cast, a scale rearrangement, a side kernel) "
-    "timed right after an L2 flush (how cold-cache benchmarks are scored; not in the "
-    "site's predictions)",
+    "timed right after an L2 flush, and of a GEMM whose own span a profiler or CUDA events "
+    "time so (how cold-cache benchmarks are scored; not in the site's predictions)",
     "s",
 )
 

@@ -22,7 +22,7 @@ from roofline.calibration.data import GLOBAL_KEYS, CalibrationData, load_calibra
 from roofline.calibration.params import Basis, Level, calibration_for
 from roofline.errors import DataFileError
 from roofline.evaluate import calibration_of, evaluate_terms
-from roofline.measurements import SetRole, load_measurements
+from roofline.measurements import SetRole, Timer, load_measurements
 from roofline.model.build import build_model
 from roofline.model.terms import Quantity
 from roofline.recipes import RECIPE_LIST, Mode
@@ -613,14 +613,15 @@ def test_a_cast_kind_no_gpu_measured_takes_its_nearest_measured_kind():
 def test_a_cold_l2_set_adds_the_cold_start_to_every_kernel_it_times() -> None:
     """A set timed in device time with L2 evicted before each call is predicted with a
     cold start added to each timed kernel (each term with a time, side kernels included):
-    t_cold to a GEMM, t_cold,cast to any other kernel, whether the timer is a device one or
-    CUDA events around eager calls (do_bench: the host launches while the GPU flushes); the
+    t_cold to a GEMM replayed in a CUDA graph, t_cold,cast to any other kernel and to a
+    GEMM a profiler or CUDA events around eager calls time (do_bench: the host launches
+    while the GPU flushes); the
     same set timed warm, or by a host clock, is not, nor is any set under torchao's model."""
     from dataclasses import replace
 
     from roofline.analysis.harness import starts_cold
     from roofline.analysis.validation import predict_set
-    from roofline.measurements import L2State, Timer
+    from roofline.measurements import L2State
     from roofline.symbols import T_COLD, T_COLD_CAST
 
     data = load_calibration()
@@ -632,7 +633,8 @@ def test_a_cold_l2_set_adds_the_cold_start_to_every_kernel_it_times() -> None:
         if not starts_cold(mset) or mset.quantity.value != "time_us":
             continue
         cold_us = predict_set(mset, SPECS, data)
-        gemms = sum(key.startswith("gemm.") for key in mset.terms)
+        graph = mset.timer is Timer.CUDA_GRAPH
+        gemms = sum(key.startswith("gemm.") for key in mset.terms) if graph else 0
         others = len(mset.terms) - gemms + len(mset.side_kernels)  # all run at these shapes
         assert starts_cold(replace(mset, timer=Timer.CUDA_EVENTS))
         for twin in (replace(mset, l2=L2State.UNKNOWN), replace(mset, timer=Timer.WALL_CLOCK)):
@@ -680,31 +682,43 @@ def _model_wide_keys(set_id: str) -> frozenset[str]:
 
 
 def test_a_cold_set_depends_on_the_cold_start_of_the_kernels_it_times() -> None:
-    """The fit counts a cold device-timed set toward the cold start of each kind of kernel
-    it times only: a GEMM-only set toward t_cold, a cast-only set toward t_cold,cast."""
+    """The fit counts a cold device-timed set toward the cold starts its kernels take
+    only: a graph-replayed GEMM-only set toward t_cold, a cast-only set and a GEMM-only
+    set timed by a profiler toward t_cold,cast."""
     from roofline.symbols import T_COLD, T_COLD_CAST
 
     gemm = _model_wide_keys("helion3209-gb200-rowwise-gemm-torch")
     cast = _model_wide_keys("fi2025-b200-nvfp4-quantize-small")
+    profiled_gemm = _model_wide_keys("cutlass2923-b200-fp16-linear-gemm")
     assert T_COLD.spec_key in gemm and T_COLD_CAST.spec_key not in gemm
     assert T_COLD_CAST.spec_key in cast and T_COLD.spec_key not in cast
+    assert T_COLD_CAST.spec_key in profiled_gemm and T_COLD.spec_key not in profiled_gemm
     warm = _model_wide_keys("vllm43658-b200-nvfp4-quant")
     assert not {T_COLD.spec_key, T_COLD_CAST.spec_key} & warm
 
 
-def test_a_term_without_a_time_gets_no_cold_start() -> None:
-    """Each kernel gets its own kind's cold start (a GEMM t_cold, any other kernel
-    t_cold,cast), and a term that runs no kernel at a shape (time 0) gets none."""
+@pytest.mark.parametrize(
+    ("timer", "gemm_start_s"),
+    [(Timer.CUDA_GRAPH, 3e-6), (Timer.PROFILER, 1e-6), (Timer.CUDA_EVENTS, 1e-6)],
+)
+def test_a_term_without_a_time_gets_no_cold_start(timer: Timer, gemm_start_s: float) -> None:
+    """A GEMM replayed in a CUDA graph gets t_cold, a GEMM timed by its own span (a
+    profiler, CUDA events) and every other kernel t_cold,cast, and a term that runs no
+    kernel at a shape (time 0) gets none."""
     from roofline.analysis.harness import cold_started
+    from roofline.symbols import T_COLD, T_COLD_CAST
 
+    mset = replace(MEASUREMENTS.get("helion3209-gb200-rowwise-gemm-torch"), timer=timer)
     times = {
         "gemm.output.lowp": np.array([1e-6, 2e-6]),
         "cast.input.1": np.array([1e-6, 0.0]),
         "side.0": np.array([1e-6, 1e-6]),
         "rearrange.output.lhs": np.array([0.0, 0.0]),
     }
-    started = cold_started(times, 3e-6, 1e-6)
-    assert list(started["gemm.output.lowp"]) == pytest.approx([4e-6, 5e-6])
+    seconds = {T_COLD.spec_key: 3e-6, T_COLD_CAST.spec_key: 1e-6}
+    started = cold_started(mset, times, seconds)
+    gemm = [1e-6 + gemm_start_s, 2e-6 + gemm_start_s]
+    assert list(started["gemm.output.lowp"]) == pytest.approx(gemm)
     assert list(started["cast.input.1"]) == pytest.approx([2e-6, 0.0])
     assert list(started["side.0"]) == pytest.approx([2e-6, 2e-6])
     assert list(started["rearrange.output.lhs"]) == [0.0, 0.0]

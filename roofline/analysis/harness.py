@@ -4,9 +4,10 @@ The model predicts kernels of a running model. A published number can hold more,
 less, than that, and the measurement file says how (:mod:`roofline.measurements`):
 
 * a set timed with L2 evicted before every call (``l2 = "cold"``) starts each kernel it
-  times on an L2 full of the eviction's dirty lines: :data:`COLD_START` adds a GEMM's cold
-  start :data:`roofline.symbols.T_COLD` to each GEMM and :data:`CAST_COLD_START` a
-  memory-bound kernel's, :data:`roofline.symbols.T_COLD_CAST`, to each other kernel;
+  times on an L2 full of the eviction's dirty lines: :data:`COLD_START` adds a replayed
+  GEMM's cold start :data:`roofline.symbols.T_COLD` to each GEMM of a CUDA-graph replay
+  and :data:`CAST_COLD_START` a kernel's own, :data:`roofline.symbols.T_COLD_CAST`, to
+  each other kernel (:func:`cold_symbol` says which);
 * a set timed on rotating operand copies larger than the cache (``l2 = "rotating"``)
   reads its operands from DRAM like every prediction, with no cold start: no flush left
   dirty lines to write back before its first loads;
@@ -37,6 +38,7 @@ from roofline.model.compiled import CompiledModel
 from roofline.model.torchao import pointwise_time
 from roofline.recipes import CastKind
 from roofline.specs import GpuSpec
+from roofline.symbol_types import HardwareSymbol
 from roofline.symbols import (
     CALIBRATION_SYMBOLS,
     HARDWARE_SYMBOLS,
@@ -55,14 +57,16 @@ from roofline.symbols import (
 )
 
 #: One GEMM's time (:data:`roofline.symbols.KERNEL_TIME`, a term of the set's model),
-#: timed right after an L2 flush (a set whose ``l2`` is ``cold``): it starts on an L2 full
-#: of the flush's dirty lines (:data:`roofline.symbols.T_COLD`).
+#: replayed in a CUDA graph right after an L2 flush (a set whose ``l2`` is ``cold`` and
+#: whose timer is :data:`GRAPH_TIMERS`'): it starts on an L2 full of the flush's dirty
+#: lines (:data:`roofline.symbols.T_COLD`).
 COLD_START = KERNEL_TIME + T_COLD.symbol
 #: The same for every other kernel of such a set's timed region (a cast, a scale
-#: rearrangement, a side kernel: every other term with a time), whose start waits on its
-#: first loads only (:data:`roofline.symbols.T_COLD_CAST`).
+#: rearrangement, a side kernel: every other term with a time), and for a GEMM whose own
+#: span a profiler or CUDA events time (:data:`roofline.symbols.T_COLD_CAST`).
 CAST_COLD_START = KERNEL_TIME + T_COLD_CAST.symbol
-#: The term keys timed with :data:`COLD_START`; every other key takes :data:`CAST_COLD_START`.
+#: The term keys that can take :data:`COLD_START`; every other key takes
+#: :data:`CAST_COLD_START`.
 GEMM_TERM_PREFIX = "gemm."
 # Both evaluated from the printed expressions (one source of truth), argument order
 # (kernel time, cold start).
@@ -88,26 +92,42 @@ def starts_cold(mset: MeasurementSet) -> bool:
     return mset.l2 is L2State.COLD and mset.timer in COLD_START_TIMERS
 
 
+#: The timers whose cold GEMMs take :data:`COLD_START`: a CUDA-graph replay's. The fit
+#: data that pin :data:`roofline.symbols.T_COLD` are all such replays (tritonbench's
+#: cache-clearing graphs), which time a GEMM from the flush node's end. A profiler's span
+#: and CUDA events around an eager call start with the GEMM's own kernel, as they do a
+#: cast's: no fit set measures a GEMM so at a size where a start shows, so such a GEMM
+#: takes the cold start measured with those timers, :data:`CAST_COLD_START` (the
+#: FlashInfer CUPTI and do_bench casts), not the graph replays' value.
+GRAPH_TIMERS = (Timer.CUDA_GRAPH,)
+
+
 def is_gemm_term(key: str) -> bool:
     """Whether the term ``key`` (a model term's, or ``side.<i>``) times a GEMM."""
     return key.startswith(GEMM_TERM_PREFIX)
 
 
+def cold_symbol(mset: MeasurementSet, key: str) -> HardwareSymbol:
+    """The cold start the term ``key`` of ``mset`` (a set that :func:`starts_cold`) takes:
+    :data:`roofline.symbols.T_COLD` for a GEMM replayed in a CUDA graph
+    (:data:`GRAPH_TIMERS`), :data:`roofline.symbols.T_COLD_CAST` for every other kernel."""
+    replayed_gemm = is_gemm_term(key) and mset.timer in GRAPH_TIMERS
+    return T_COLD if replayed_gemm else T_COLD_CAST
+
+
 def cold_started(
-    times: dict[str, np.ndarray], gemm_cold_s: float, cast_cold_s: float
+    mset: MeasurementSet, times: dict[str, np.ndarray], values: dict[str, float]
 ) -> dict[str, np.ndarray]:
-    """Each term's times as :data:`COLD_START` (a GEMM's, with ``gemm_cold_s``) and
-    :data:`CAST_COLD_START` (any other kernel's, with ``cast_cold_s``) have them: the cold
-    start added where the term runs a kernel (a time above zero; a term that is zero at a
-    shape runs none there)."""
+    """Each term's times of ``mset`` as :data:`COLD_START` and :data:`CAST_COLD_START`
+    have them (:func:`cold_symbol` says which, ``values`` maps its key to seconds): the
+    cold start added where the term runs a kernel (a time above zero; a term that is zero
+    at a shape runs none there)."""
     out = {}
     for key, value in times.items():
         value = np.asarray(value, dtype=np.float64)
-        if is_gemm_term(key):
-            started = _gemm_cold_start(value, gemm_cold_s)
-        else:
-            started = _cast_cold_start(value, cast_cold_s)
-        out[key] = np.where(value > 0, started, value)
+        symbol = cold_symbol(mset, key)
+        start = _gemm_cold_start if symbol is T_COLD else _cast_cold_start
+        out[key] = np.where(value > 0, start(value, values[symbol.spec_key]), value)
     return out
 
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from roofline.analysis.harness import (
     cold_started,
-    is_gemm_term,
+    cold_symbol,
     side_kernel_times,
     side_parameter_symbols,
     starts_cold,
@@ -187,9 +187,8 @@ def predict_set(
     if calibrated and streams_warm(mset, gpu):
         times = warm_times(mset, compiled, gpu, params, dims, groups, times)
     if calibrated and starts_cold(mset):
-        values = params.values
-        gemm_s, cast_s = values[T_COLD.spec_key].value, values[T_COLD_CAST.spec_key].value
-        times = cold_started(times, gemm_s, cast_s)
+        seconds = {s.spec_key: params.values[s.spec_key].value for s in (T_COLD, T_COLD_CAST)}
+        times = cold_started(mset, times, seconds)
     count = len(mset.points)
 
     def total(keys: Iterable[str]) -> np.ndarray:
@@ -216,8 +215,8 @@ def set_parameter_keys(
     """The per-GPU calibration parameters a prediction of ``mset`` depends on: those of
     the terms a ``time_us`` set names, else of every term of its model (with
     ``model_wide``, the model-wide ones, the fixed latencies, too, and the cold starts
-    of a set timed after an L2 flush: :data:`roofline.symbols.T_COLD` where it times a
-    GEMM, :data:`roofline.symbols.T_COLD_CAST` where it times any other kernel, and the
+    of a set timed after an L2 flush, as :func:`roofline.analysis.harness.cold_symbol`
+    gives them to its kernels, and the
     warm cache's fraction :data:`roofline.symbols.PHI_L2` of a warm set on ``gpu``, its
     GPU, when the spec database gives that GPU a cache size)."""
     recipe = get_recipe(mset.recipe, mset.mode)
@@ -231,7 +230,7 @@ def set_parameter_keys(
     used |= side_parameter_symbols(mset)
     if starts_cold(mset):
         keys = [t.key for t in terms] + [f"side.{i}" for i in range(len(mset.side_kernels))]
-        used |= {T_COLD.symbol if is_gemm_term(k) else T_COLD_CAST.symbol for k in keys}
+        used |= {cold_symbol(mset, k).symbol for k in keys}
     if streams_warm(mset, gpu):
         used.add(PHI_L2.symbol)
     return frozenset(

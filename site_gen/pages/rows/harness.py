@@ -116,13 +116,16 @@ CAST_COLD_ANCHOR = "cold-start-cast"
 
 def cold_start_formula() -> Formula:
     """:data:`roofline.analysis.harness.COLD_START`, printed by sympy."""
-    caption = "a GEMM timed right after an L2 flush (graph, profiler or CUDA-event timer)"
+    caption = "a GEMM replayed in a CUDA graph right after an L2 flush"
     return Formula(COLD_ANCHOR, caption, r"T_{k}^{\mathrm{cold}}", symbolic(COLD_START), "")
 
 
 def cast_cold_start_formula() -> Formula:
     """:data:`roofline.analysis.harness.CAST_COLD_START`, printed by sympy."""
-    caption = "any other kernel (a cast, a rearrangement, a side kernel) timed so"
+    caption = (
+        "any other kernel timed so (a cast, a rearrangement, a side kernel), and a GEMM "
+        "whose own span a profiler or CUDA events time after the flush"
+    )
     latex = symbolic(CAST_COLD_START)
     return Formula(CAST_COLD_ANCHOR, caption, r"T_{k}^{\mathrm{cold}}", latex, "")
 

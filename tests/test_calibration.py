@@ -615,8 +615,8 @@ def test_a_cold_l2_set_adds_the_cold_start_to_every_kernel_it_times() -> None:
     cold start added to each timed kernel (each term with a time, side kernels included):
     t_cold to a GEMM replayed in a CUDA graph, t_cold,cast to any other kernel and to a
     GEMM a profiler or CUDA events around eager calls time (do_bench: the host launches
-    while the GPU flushes); the
-    same set timed warm, or by a host clock, is not, nor is any set under torchao's model."""
+    while the GPU flushes); the same set timed warm, or by a host clock, is not, nor is
+    any set under torchao's model."""
     from dataclasses import replace
 
     from roofline.analysis.harness import starts_cold

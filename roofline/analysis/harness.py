@@ -58,8 +58,8 @@ from roofline.symbols import (
 
 #: One GEMM's time (:data:`roofline.symbols.KERNEL_TIME`, a term of the set's model),
 #: replayed in a CUDA graph right after an L2 flush (a set whose ``l2`` is ``cold`` and
-#: whose timer is :data:`GRAPH_TIMERS`'): it starts on an L2 full of the flush's dirty
-#: lines (:data:`roofline.symbols.T_COLD`).
+#: whose timer is one of :data:`GRAPH_TIMERS`): it starts on an L2 full of the flush's
+#: dirty lines (:data:`roofline.symbols.T_COLD`).
 COLD_START = KERNEL_TIME + T_COLD.symbol
 #: The same for every other kernel of such a set's timed region (a cast, a scale
 #: rearrangement, a side kernel: every other term with a time), and for a GEMM whose own

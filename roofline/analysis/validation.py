@@ -216,9 +216,9 @@ def set_parameter_keys(
     the terms a ``time_us`` set names, else of every term of its model (with
     ``model_wide``, the model-wide ones, the fixed latencies, too, and the cold starts
     of a set timed after an L2 flush, as :func:`roofline.analysis.harness.cold_symbol`
-    gives them to its kernels, and the
-    warm cache's fraction :data:`roofline.symbols.PHI_L2` of a warm set on ``gpu``, its
-    GPU, when the spec database gives that GPU a cache size)."""
+    gives them to its kernels, and the warm cache's fraction
+    :data:`roofline.symbols.PHI_L2` of a warm set on ``gpu``, its GPU, when the spec
+    database gives that GPU a cache size)."""
     recipe = get_recipe(mset.recipe, mset.mode)
     model = compile_model(mset.mode, recipe, mset.fusion, True, mset.groups is not None).model
     terms = [

@@ -1,7 +1,7 @@
 """Grouped (mixture-of-experts) layers, properties: times are finite and non-negative,
-more experts never cost less (bar one kernel that gets shorter), scale rearrangements run
-only for block-scaled recipes with several groups, the forward and backward phases
-partition the terms, and bad group counts are refused by name."""
+more experts never cost less (bar the serial walks over M / G tokens, which get shorter),
+scale rearrangements run only for block-scaled recipes with several groups, the forward
+and backward phases partition the terms, and bad group counts are refused by name."""
 
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ from roofline import Support, classify, evaluate, get_recipe, load_specs
 from roofline.errors import ShapeError
 from roofline.evaluate import calibration_of, evaluate_columns, evaluate_terms
 from roofline.model.build import build_model
+from roofline.model.calibrated import GEMM_TILE_K
 from roofline.model.compiled import compile_model
 from roofline.model.terms import Quantity
 from roofline.recipes import RECIPE_LIST, Family, Mode, Phase
+from roofline.symbols import T_KSTEP
 
 SPECS = load_specs()
 B200 = SPECS["NVIDIA B200"]
@@ -80,6 +82,19 @@ def _rearrange_k_keys(terms) -> set[str]:
     return {key for key in terms if key.startswith("rearrange.grad_weight.")}
 
 
+def _wgrad_walk_shortening_s(calibration, m: int, g_before: int, g_after: int) -> float:
+    """How much shorter the calibrated weight-gradient GEMM's serial K walk gets with
+    ``g_after`` groups than with ``g_before``: its reduction runs over the M tokens, and a
+    2D-2D grouped GEMM's groups each walk their own M / G of them side by side (with one
+    group it is the dense GEMM, walking all M), so in the walk-bound regime more groups
+    take less time there, by at most the steps saved."""
+    if calibration is None:
+        return 0.0
+    step_s = calibration.numbers()[T_KSTEP.spec_key]
+    steps = [math.ceil(m / g / GEMM_TILE_K) for g in (g_before, g_after)]
+    return step_s * (steps[0] - steps[1])
+
+
 @settings(max_examples=120, deadline=None)
 @given(
     st.sampled_from(CASES),
@@ -102,8 +117,10 @@ def test_more_experts_never_take_less_time(case, m, k, n, g, more, fusion, calib
     # The calibrated K-group rearrangement walks M / G tokens serially per group: more
     # groups, shorter walks (torchao's Triton kernel), so it alone may get faster.
     exempt = _rearrange_k_keys(before) if calibrated and g > 1 else set()
+    shortening_s = _wgrad_walk_shortening_s(calibration, m, g, g + more)
     for key in set(before) - exempt:
-        assert float(after[key]) >= float(before[key]) * (1 - REL), key
+        slack_s = shortening_s if key.startswith("gemm.grad_weight.") else 0.0
+        assert float(after[key]) >= float(before[key]) * (1 - REL) - slack_s, key
     for key in exempt:
         assert float(after[key]) <= float(before[key]) * (1 + REL), key
     if not calibrated:  # torchao's model: every total grows with G
@@ -125,6 +142,25 @@ def test_calibrated_k_group_rearrangement_gets_faster_with_more_groups():
         for g in (2, 4, 8, 16)
     ]
     assert times == sorted(times, reverse=True) and times[-1] < times[0]
+
+
+def test_calibrated_weight_gradient_walk_gets_shorter_with_more_groups():
+    # Hypothesis's counterexample: on MI300X (a fitted K step) 129 tokens take two K
+    # steps in one dense walk and one per group with two groups, and nothing else of
+    # this tiny GEMM outweighs the saved step.
+    mi300x = SPECS["AMD Instinct MI300X"]
+    calibration = calibration_of(mi300x)
+    times = [
+        float(
+            evaluate_terms(
+                mi300x, "training", "tensorwise", 129, 16, 16, calibration=calibration, groups=g
+            )["gemm.grad_weight.lowp"]
+        )
+        for g in (1, 2)
+    ]
+    saved_s = _wgrad_walk_shortening_s(calibration, 129, 1, 2)
+    assert saved_s > 0 and times[1] < times[0]
+    assert times[1] >= times[0] - saved_s * (1 + REL)
 
 
 @pytest.mark.parametrize("recipe", BLOCK_SCALED, ids=lambda r: r.name)

@@ -220,7 +220,8 @@ def calibrated_gemm_time(
             factor = RHO_BF16.symbol * factor / RHO_2D3D.symbol
         # A grouped GEMM runs at rho times the rate of the dense GEMM of the same layer
         # (G = 1), that GEMM's waves included: how its groups fill the SMs is in the
-        # measured rho. So more experts never make the layer faster.
+        # measured rho. So more experts never raise the rate (only the K walk below,
+        # shorter per group in a 2D-2D GEMM, can make a walk-bound GEMM faster).
         waves = wave_efficiency(m, n).xreplace({G: 1})
         rate = grouped_factor(factor) * waves * rate
     else:

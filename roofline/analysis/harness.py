@@ -69,9 +69,11 @@ CAST_COLD_START = KERNEL_TIME + T_COLD_CAST.symbol
 #: :data:`CAST_COLD_START`.
 GEMM_TERM_PREFIX = "gemm."
 # Both evaluated from the printed expressions (one source of truth), argument order
-# (kernel time, cold start).
-_gemm_cold_start = sympy.lambdify((KERNEL_TIME, T_COLD.symbol), COLD_START, "numpy")
-_cast_cold_start = sympy.lambdify((KERNEL_TIME, T_COLD_CAST.symbol), CAST_COLD_START, "numpy")
+# (kernel time, cold start), by the spec key of the cold start cold_symbol picks.
+_STARTED = {
+    cold.spec_key: sympy.lambdify((KERNEL_TIME, cold.symbol), expr, "numpy")
+    for cold, expr in ((T_COLD, COLD_START), (T_COLD_CAST, CAST_COLD_START))
+}
 _DIMS = {"M": M, "K": K, "N": N, "G": G}
 
 
@@ -125,9 +127,8 @@ def cold_started(
     out = {}
     for key, value in times.items():
         value = np.asarray(value, dtype=np.float64)
-        symbol = cold_symbol(mset, key)
-        start = _gemm_cold_start if symbol is T_COLD else _cast_cold_start
-        out[key] = np.where(value > 0, start(value, values[symbol.spec_key]), value)
+        cold = cold_symbol(mset, key).spec_key
+        out[key] = np.where(value > 0, _STARTED[cold](value, values[cold]), value)
     return out
 
 

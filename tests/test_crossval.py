@@ -130,9 +130,15 @@ def test_validate_cv_json_has_the_fields(capsys, cv, monkeypatch):
     assert set(overall["worst_source"]) == {"source", "cv_mean_error"}
     assert overall["cv_mean_error"] == pytest.approx(cv.cv_mean_error())
     scored = [s for s in doc["sets"] if s["scored"]]
+    assert all(s["library"] != "unknown" for s in scored)
     assert scored and all("cv_mean_error" in s and "fit_mean_error" in s for s in scored)
     assert all(s["goal"] == GOALS[SetRole(s["role"])] for s in scored)
     assert {row["source"] for row in doc["sources"]} == {f.source for f in cv.folds}
+    libraries = doc["libraries"]
+    assert sum(row["points"] for row in libraries) == len(cv.cv_points())
+    assert [row["points"] for row in libraries] == sorted(
+        (row["points"] for row in libraries), reverse=True
+    )
 
 
 def test_forked_folds_are_the_serial_ones_in_the_same_order():
@@ -196,6 +202,7 @@ def test_validate_cv_table_prints_the_overall_line(capsys):
     assert main(["validate", "--cv", "source", "--set", "m1-b200-relu-linear-nvfp4"]) == 0
     out = capsys.readouterr().out
     assert "cross-validation by source" in out and "overall (mean |error|" in out
+    assert "kernel library" in out and "cublas" in out  # the M1 set's GEMM library
 
 
 def test_error_bands_are_the_current_cross_validation(cv):
@@ -456,6 +463,22 @@ def test_a_band_file_with_sizes_reads_back_as_written():
     text = bands_toml(0.3, {}, {}, nested=nested)
     bands = parse_error_bands(load_toml(text), "test")
     assert bands.gpu_sizes == {'Acme "X1"': {"MKN < 2^27": 0.7, "MKN >= 2^39": 0.05}}
+
+
+def test_a_band_file_with_libraries_reads_back_and_counts_every_scored_point():
+    from roofline.analysis.error_bands import bands_toml
+
+    tables = {"library": {"cublas": 0.12, "cute_dsl": 0.5}, "library_torchao": {"cublas": 0.4}}
+    counts = {"library_points": {"cublas": 100, "cute_dsl": 7}}
+    bands = parse_error_bands(load_toml(bands_toml(0.3, {}, {}, tables=tables, counts=counts)), "t")
+    assert bands.libraries == {"cublas": 0.12, "cute_dsl": 0.5}
+    assert bands.libraries_torchao == {"cublas": 0.4} and bands.library_points["cute_dsl"] == 7
+    with pytest.raises(DataFileError, match="library_points"):
+        parse_error_bands(load_toml("overall = 0.2\n[library_points]\ncublas = -1\n"), "t")
+    # The bundled file: every scored point sits in one library's row and one size's.
+    stored = load_error_bands()
+    assert sum(stored.library_points.values()) == sum(stored.size_points.values())
+    assert stored.libraries.keys() == stored.library_points.keys()
 
 
 def test_each_json_row_carries_the_band_of_its_own_size(capsys):

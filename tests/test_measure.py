@@ -19,7 +19,7 @@ import pytest
 from roofline.cli import main
 from roofline.cli.measure import _shapes
 from roofline.errors import RooflineError
-from roofline.measurements import SetRole, parse_measurements
+from roofline.measurements import KernelLibrary, SetRole, parse_measurements
 from roofline.measurements.harness import (
     Environment,
     Job,
@@ -108,6 +108,7 @@ def test_cpu_file_is_labelled_and_loads():
     )
     (mset,) = parse_measurements(text, "m.toml").sets
     assert mset.role is SetRole.CONTEXT and mset.title.startswith("CPU, not a GPU")
+    assert mset.library is KernelLibrary.UNKNOWN  # a CPU's GEMM is no GPU library's
     assert "CPU TIMINGS, NOT A GPU MEASUREMENT" in mset.notes
     assert [p.value for p in mset.points] == [11.0, 11.0]  # the median, in microseconds
     assert [p.shapes[0] for p in mset.points] == [(1024, 1024, 1024), (4096, 4096, 4096)]
@@ -121,6 +122,7 @@ def test_gpu_file_has_a_set_per_kernel_kind_and_recipe():
         "NVIDIA H100 80GB HBM3",
         "torch 2.13.0; CUDA 12.8",
         ["driver 580.1, SM clock 1980 MHz, power limit 700 W"],
+        gemm_library="cublas",
     )
     kinds = [
         ("bf16_gemm", "tensorwise"),
@@ -151,6 +153,9 @@ def test_gpu_file_has_a_set_per_kernel_kind_and_recipe():
     assert sets["h100-run-cast-rowwise"].terms == ("cast.input.1",)
     assert sets["h100-run-lowp-gemm-rowwise"].terms == ("gemm.output.lowp",)
     assert "power limit 700 W" in sets["h100-run-bf16-gemm"].notes
+    # The casts are eager PyTorch (its own kernels), the GEMMs the platform's BLAS.
+    assert sets["h100-run-cast-rowwise"].library is KernelLibrary.CUDA
+    assert sets["h100-run-lowp-gemm-rowwise"].library is KernelLibrary.CUBLAS
     assert "CUDA events" in sets["h100-run-bf16-gemm"].notes
 
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from roofline import RooflineError, UnknownNameError, load_specs
 from roofline.measurements import (
+    KernelLibrary,
     L2State,
     MeasuredQuantity,
     MeasurementDatabase,
@@ -234,6 +235,25 @@ def test_timer_and_l2_are_optional_and_named(write) -> None:
     assert "one of cold, rotating, warm, unknown" in line and "'cold'" in line  # the near miss
 
 
+def test_the_kernel_library_is_optional_and_named(write) -> None:
+    unstated = load_measurements(write(document(RELU)), specs=SPECS).sets[0]
+    assert unstated.library is KernelLibrary.UNKNOWN
+    stated = load_measurements(write(document(variant(RELU, library="cute_dsl"))), specs=SPECS)
+    assert stated.sets[0].library is KernelLibrary.CUTE_DSL
+    line = assert_refused(write(document(variant(RELU, library="CUTLASS"))), "base-relu", "library")
+    assert "'cutlass'" in line  # the near miss
+
+
+def test_every_bundled_scored_set_names_its_kernel_library(bundled_db) -> None:
+    # The Validation page groups the CV error by library: a scored set of no library
+    # would fall out of that table's story.
+    scored = [s for s in bundled_db.sets if s.role is not SetRole.CONTEXT]
+    assert [s.id for s in scored if s.library is KernelLibrary.UNKNOWN] == []
+    assert bundled_db.get("fi3948-b200-mxfp4-cutedsl-gemm").library is KernelLibrary.CUTE_DSL
+    assert bundled_db.get("helion3377-b200-rowwise-gemm-cutlass").library is KernelLibrary.CUTLASS
+    assert bundled_db.get("helion3377-b200-rowwise-gemm-torch").library is KernelLibrary.CUBLAS
+
+
 def test_side_kernels_load_with_their_bytes(write) -> None:
     entry = variant(
         CAST,
@@ -360,6 +380,8 @@ SET_CASES = [
     (RELU, {"timer": 1}, "timer"),
     (RELU, {"l2": "flushed"}, "l2"),
     (RELU, {"l2": True}, "l2"),
+    (RELU, {"library": "cuBLAS"}, "library"),
+    (RELU, {"library": ["cublas"]}, "library"),
     (
         RELU,
         {"side_kernels": [{"what": "fill", "write_bytes": 4, "elements": ["M"]}]},

@@ -173,6 +173,34 @@ def recipe_family_of(mset: MeasurementSet) -> str:
     return get_recipe(mset.recipe, mset.mode).family.value
 
 
+def library_of(mset: MeasurementSet) -> str:
+    """Whose kernel a set times (:class:`roofline.measurements.KernelLibrary`)."""
+    return mset.library.value
+
+
+@dataclass(frozen=True)
+class LibraryError:
+    """Both models' CV errors over the scored points of one kernel library."""
+
+    library: str
+    points: int
+    cv_mean_error: float
+    torchao_mean_error: float
+
+
+def by_library(cv: CrossValidation) -> tuple[LibraryError, ...]:
+    """Per kernel library (most points first): the calibrated model's CV error and
+    torchao's on the same points. The model has no library term, so this shows which
+    libraries' kernels its numbers hold for."""
+    calibrated = cv.by(library_of)
+    torchao = cv.by_point(lambda mset, _point: library_of(mset), ModelKind.TORCHAO)
+    rows = [
+        LibraryError(name, count, error, torchao[name][0])
+        for name, (error, count) in calibrated.items()
+    ]
+    return tuple(sorted(rows, key=lambda row: (-row.points, row.library)))
+
+
 def gpu_family_key(specs: SpecDatabase) -> Callable[[MeasurementSet], str]:
     """A set's GPU architecture family (:func:`~roofline.calibration.params.family_of`)."""
     return lambda mset: family_of(specs[mset.gpu])
@@ -384,17 +412,23 @@ def bands_from(cv: CrossValidation, specs: SpecDatabase) -> str:
     """The error-band file (:mod:`roofline.analysis.error_bands`) of a cross-validation."""
     gpus = {name: error for name, (error, _) in cv.by(gpu_of).items()}
     families = {name: error for name, (error, _) in cv.by(gpu_family_key(specs)).items()}
+    libraries = by_library(cv)
     tables = {
         "source": {f.source: f.cv_mean_error() for f in cv.folds},
         "source_torchao": {f.source: f.torchao_mean_error() for f in cv.folds},
         "recipe_family": {n: e for n, (e, _) in cv.by(recipe_family_of).items()},
         "size": by_size(cv),
         "size_torchao": by_size(cv, ModelKind.TORCHAO),
+        "library": {row.library: row.cv_mean_error for row in libraries},
+        "library_torchao": {row.library: row.torchao_mean_error for row in libraries},
     }
     extra = {"fit": cv.fit_mean_error(), "torchao": cv.torchao_mean_error()}
     nested = {
         "gpu_size": by_group_and_size(cv, gpu_of),
         "family_size": by_group_and_size(cv, gpu_family_key(specs)),
     }
-    sizes = points_by_size(cv)
-    return bands_toml(cv.cv_mean_error(), gpus, families, extra, tables, sizes, nested)
+    counts = {
+        "size_points": points_by_size(cv),
+        "library_points": {row.library: row.points for row in libraries},
+    }
+    return bands_toml(cv.cv_mean_error(), gpus, families, extra, tables, counts, nested)

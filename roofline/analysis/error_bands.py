@@ -117,6 +117,11 @@ class ErrorBands:
     sizes: Mapping[str, float] = field(default_factory=dict)
     sizes_torchao: Mapping[str, float] = field(default_factory=dict)
     size_points: Mapping[str, int] = field(default_factory=dict)
+    # Per kernel library (roofline.measurements.KernelLibrary): both models' CV errors and
+    # the scored points, for the Validation page (no band is quoted by library).
+    libraries: Mapping[str, float] = field(default_factory=dict)
+    libraries_torchao: Mapping[str, float] = field(default_factory=dict)
+    library_points: Mapping[str, int] = field(default_factory=dict)
     # Per GPU and per family: size bucket -> CV error, where MIN_BAND_POINTS points allow.
     gpu_sizes: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     family_sizes: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
@@ -298,6 +303,9 @@ def parse_error_bands(doc: Mapping[str, object], origin: str) -> ErrorBands:
         sizes=table("size"),
         sizes_torchao=table("size_torchao"),
         size_points=counts("size_points"),
+        libraries=table("library"),
+        libraries_torchao=table("library_torchao"),
+        library_points=counts("library_points"),
         gpu_sizes=nested("gpu_size"),
         family_sizes=nested("family_size"),
         **optional,
@@ -325,13 +333,15 @@ def bands_toml(
     families: Mapping[str, float],
     extra: Mapping[str, float] | None = None,
     tables: Mapping[str, Mapping[str, float]] | None = None,
-    size_points: Mapping[str, int] | None = None,
+    counts: Mapping[str, Mapping[str, int]] | None = None,
     nested: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
 ) -> str:
     """The error-band file's text (written by ``tools/refit_calibration.py``): ``extra``
     holds more top-level numbers (``fit``, ``torchao``), ``tables`` more name -> fraction
-    tables (``source``, ``source_torchao``, ``recipe_family``, ``size``, ``size_torchao``);
-    ``size_points`` the scored points per size bucket; ``nested`` the per-size tables
+    tables (``source``, ``source_torchao``, ``recipe_family``, ``size``, ``size_torchao``,
+    ``library``, ``library_torchao``); ``counts`` name -> count tables (``size_points``,
+    ``library_points``: the scored points per size bucket and per kernel library);
+    ``nested`` the per-size tables
     (``gpu_size``, ``family_size``: name -> size bucket -> fraction)."""
     lines = [
         "# Roofline Atlas: cross-validated error bands (roofline.analysis.error_bands).",
@@ -347,9 +357,9 @@ def bands_toml(
     for key, table in all_tables.items():
         lines += ["", f"[{key}]"]
         lines += [f"{toml_string(name)} = {value:.4f}" for name, value in sorted(table.items())]
-    if size_points:
-        lines += ["", "[size_points]"]
-        lines += [f"{toml_string(name)} = {count}" for name, count in sorted(size_points.items())]
+    for key, table in (counts or {}).items():
+        lines += ["", f"[{key}]"]
+        lines += [f"{toml_string(name)} = {count}" for name, count in sorted(table.items())]
     order = [name for name, _ in SIZE_BUCKETS]
     for key, groups in (nested or {}).items():
         for name, sizes in sorted(groups.items()):

@@ -11,7 +11,8 @@ guard, 1 when one is above it (each failing set named on stderr), 2 on bad input
 set the fit, CV and torchao mean errors, per source its CV error, and the overall line;
 in JSON the fields ``cv_mean_error``, ``fit_mean_error``, ``torchao_mean_error`` and
 ``source`` per scored set, the same three errors and ``worst_source`` (``{"source",
-"cv_mean_error"}``) in ``overall``, and a ``sources`` list.
+"cv_mean_error"}``) in ``overall``, a ``sources`` list and a ``libraries`` list (per
+kernel library: ``library``, ``points``, ``cv_mean_error``, ``torchao_mean_error``).
 
 The ``json`` format (``FORMAT_VERSION`` 1), every number a float (``null`` where none is
 defined, e.g. the mean of a role without points), errors as fractions (0.1 = 10% high)::
@@ -21,7 +22,7 @@ defined, e.g. the mean of a role without points), errors as fractions (0.1 = 10%
      "overall": {ROLE or "scored": {"sets": INT, "points": INT,
                  "mean_error": {"torchao": F, "calibrated": F}, "worst_error": {...}}},
      "sets": [{"id", "title", "gpu", "mode", "recipe", "fusion", "quantity",
-               "timed_region", "timer", "l2", "side_kernels", "role", "scored",
+               "timed_region", "timer", "l2", "library", "side_kernels", "role", "scored",
                "max_mean_error", "passed", "goal", "meets_goal",
                "mean_error": {...}, "worst_error": {...},
                "points": [{"shapes": [[M, K, N], ...], "label", "measured",

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from roofline import units
-from roofline.analysis.crossval import CrossValidation, source_key
+from roofline.analysis.crossval import CrossValidation, by_library, source_key
 from roofline.analysis.validation import (
     ModelKind,
     PointResult,
@@ -95,6 +95,7 @@ def _set_json(result: SetResult) -> dict[str, Any]:
         "timed_region": mset.timed_region.value,
         "timer": mset.timer.value,
         "l2": mset.l2.value,
+        "library": mset.library.value,
         "side_kernels": [
             {
                 "what": k.what,
@@ -148,7 +149,8 @@ def add_cv_json(document: dict[str, Any], cv: CrossValidation) -> None:
     """Add the cross-validation fields: per scored set ``cv_mean_error``,
     ``fit_mean_error`` and ``torchao_mean_error`` (and ``source``); an ``overall`` object
     with the same three and ``worst_source`` ({``source``, ``cv_mean_error``}); and
-    ``sources``, one row per left-out source."""
+    ``sources``, one row per left-out source; ``libraries``, one row per kernel library
+    (``library``, ``points``, ``cv_mean_error``, ``torchao_mean_error``)."""
     for entry, result in zip(document["sets"], cv.report.sets, strict=True):
         entry["source"] = source_key(result.set)
         held = cv.cv_result(result.set.id)
@@ -175,6 +177,15 @@ def add_cv_json(document: dict[str, Any], cv: CrossValidation) -> None:
             "dropped_parameters": list(fold.dropped),
         }
         for fold in cv.folds
+    ]
+    document["libraries"] = [
+        {
+            "library": row.library,
+            "points": row.points,
+            "cv_mean_error": _num(row.cv_mean_error),
+            "torchao_mean_error": _num(row.torchao_mean_error),
+        }
+        for row in by_library(cv)
     ]
 
 
@@ -204,7 +215,8 @@ def _set_heading(result: SetResult) -> str:
     fusion = ", fusion" if mset.fusion else ""
     model = (
         f"{mset.gpu}, {mset.mode}, {mset.recipe}{fusion}; {mset.quantity}, "
-        f"timed region {mset.timed_region}; timer {mset.timer}, L2 {mset.l2}"
+        f"timed region {mset.timed_region}; timer {mset.timer}, L2 {mset.l2}; "
+        f"library {mset.library}"
     )
     lines = [textwrap.fill(f"{mset.id}  ({status})", LINE_WIDTH, subsequent_indent="  ")]
     for text in (mset.title, model):
@@ -282,6 +294,10 @@ def cv_table(cv: CrossValidation) -> str:
         cells = (pct(fold.cv_mean_error()), pct(fold.torchao_mean_error()))
         lines.append(f"  {_cut(fold.source, 70):70}  {len(fold.points):>6}  {cells[0]:>7}")
         lines.append(f"  {cells[1]:>7}\n")
+    lines.append(f"\n  {'kernel library':70}  {'points':>6}  {'CV':>7}  {'torchao':>7}\n")
+    for row in by_library(cv):
+        cells = (pct(row.cv_mean_error), pct(row.torchao_mean_error))
+        lines.append(f"  {row.library:70}  {row.points:>6}  {cells[0]:>7}  {cells[1]:>7}\n")
     worst = cv.worst_source()
     lines.append(
         f"\noverall (mean |error| over {len(cv.cv_points())} scored points): "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from roofline.measurements.lint import BUNDLED_NAME, load_measurements, parse_measurements
 from roofline.measurements.model import (
+    KernelLibrary,
     L2State,
     MeasuredQuantity,
     MeasurementDatabase,
@@ -35,6 +36,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "SPEEDUP_RANGE",
     "TIME_US_RANGE",
+    "KernelLibrary",
     "L2State",
     "MeasuredQuantity",
     "MeasurementDatabase",

@@ -128,6 +128,9 @@ class Environment:
     device_name: str
     software: str
     details: list[str] = field(default_factory=list)
+    # Whose GEMM kernels torch.mm and torch._scaled_mm run (KernelLibrary's value):
+    # cuBLAS on CUDA, hipBLASLt on ROCm; "unknown" on a CPU.
+    gemm_library: str = "unknown"
 
 
 def run_jobs(
@@ -181,6 +184,14 @@ _TORCHAO_CASTS = {
     "nvfp4_static": "NVFP4Tensor.to_nvfp4 with a given per-tensor scale",
     "nvfp4_no_global_scale": "NVFP4Tensor.to_nvfp4",
 }
+
+
+def _library(kind: str, env: Environment) -> str:
+    """Whose kernel a set of ``kind`` times: the casts are eager PyTorch (its own GPU
+    kernels), the GEMMs the platform's BLAS (:attr:`Environment.gemm_library`)."""
+    if env.device == "cpu":
+        return "unknown"
+    return "cuda" if kind == "cast" else env.gemm_library
 
 
 def _operands(kind: str, recipe: str) -> str:
@@ -271,6 +282,7 @@ def measurement_text(
             # Both timers evict the caches before every call (CudaTimer, CpuTimer).
             f'timer = "{"wall_clock" if cpu else "cuda_events"}"',
             'l2 = "cold"',
+            f"library = {toml_string(_library(kind, env))}",
             "terms = [" + ", ".join(toml_string(t) for t in _terms(kind, recipe)) + "]",
             f"role = {toml_string(role)}",
             *([f"max_mean_error = {max_mean_error!r}"] if role != "context" else []),

@@ -98,7 +98,7 @@ class _Linter(FieldLinter):
             self.choice(where, key, entry[key], kind) if key in entry else None
             for key, kind in ENUM_FIELDS
         )
-        timer, l2 = (
+        timer, l2, library = (
             self.choice(where, key, entry[key], kind) if key in entry else kind("unknown")
             for key, kind in HARNESS_FIELDS
         )
@@ -141,6 +141,7 @@ class _Linter(FieldLinter):
             groups=groups,
             timer=timer,
             l2=l2,
+            library=library,
             side_kernels=side_kernels,
         )
 

@@ -58,6 +58,28 @@ class L2State(enum.StrEnum):
     UNKNOWN = "unknown"  # the source does not say
 
 
+class KernelLibrary(enum.StrEnum):
+    """Whose kernel a set times: the low-precision GEMM's library in a set with GEMMs
+    (a speedup's numerator is that GEMM's bf16 counterpart), the cast kernel's in a cast
+    set. The model knows no library: this says which library its errors are measured on
+    (where one table times several libraries at the same shapes, they differ by 1.5 to
+    2x, a spread no library-blind model can follow)."""
+
+    CUBLAS = "cublas"  # cuBLAS / cuBLASLt: torch.mm, F.linear, torch._scaled_mm, TE
+    HIPBLASLT = "hipblaslt"  # hipBLASLt: the same torch calls on ROCm
+    CUTLASS = "cutlass"  # CUTLASS C++ templates (vLLM's, FlashInfer's, torchao's)
+    CUTE_DSL = "cute_dsl"  # the CuTe / CUTLASS Python DSL (FlashInfer, quack, b12x)
+    CUTILE = "cutile"  # NVIDIA cuTile Python kernels (FlashInfer's Cake backend)
+    TRTLLM = "trtllm"  # TensorRT-LLM's kernels
+    DEEPGEMM = "deepgemm"  # DeepGEMM's JIT-compiled kernels
+    TRITON = "triton"  # Triton kernels (torchao's, torch.compile's, FBGEMM's)
+    CUDA = "cuda"  # hand-written CUDA / HIP C++ kernels (PyTorch's, vLLM's, torchao's)
+    AITER = "aiter"  # AMD aiter's tuned kernels (the fastest of asm, CK, FlyDSL, ...)
+    CK = "ck"  # AMD Composable Kernel
+    FLYDSL = "flydsl"  # AMD FlyDSL
+    UNKNOWN = "unknown"  # the source does not say
+
+
 class SetRole(enum.StrEnum):
     """How calibration and validation use a set."""
 
@@ -131,6 +153,8 @@ class MeasurementSet:
     # was evicted before each call adds a cold start to every kernel it times.
     timer: Timer = Timer.UNKNOWN
     l2: L2State = L2State.UNKNOWN
+    # Whose kernel it times (the model has no library: this groups its errors).
+    library: KernelLibrary = KernelLibrary.UNKNOWN
     # Kernels of the timed call that no model term has (time_us sets only).
     side_kernels: tuple[SideKernel, ...] = ()
 

@@ -9,7 +9,14 @@ from typing import Any
 from roofline.datafiles import core as datafile
 from roofline.datafiles import sources
 from roofline.datafiles.sources import SourceRule
-from roofline.measurements.model import L2State, MeasuredQuantity, SetRole, TimedRegion, Timer
+from roofline.measurements.model import (
+    KernelLibrary,
+    L2State,
+    MeasuredQuantity,
+    SetRole,
+    TimedRegion,
+    Timer,
+)
 from roofline.recipes import Mode
 
 SCHEMA_VERSION = 1
@@ -26,6 +33,7 @@ SET_KEYS: dict[str, bool] = {
     "quantity": True,
     "timer": False,
     "l2": False,
+    "library": False,
     "terms": False,
     "side_kernels": False,
     "groups": False,
@@ -116,8 +124,13 @@ ENUM_FIELDS: tuple[tuple[str, type[Any]], ...] = (
     ("quantity", MeasuredQuantity),
     ("role", SetRole),
 )
-#: How a set was timed: optional (absent: ``unknown``), like their enum values.
-HARNESS_FIELDS: tuple[tuple[str, type[Any]], ...] = (("timer", Timer), ("l2", L2State))
+#: How a set was timed, and whose kernel it times: optional (absent: ``unknown``), like
+#: their enum values.
+HARNESS_FIELDS: tuple[tuple[str, type[Any]], ...] = (
+    ("timer", Timer),
+    ("l2", L2State),
+    ("library", KernelLibrary),
+)
 REGION_MODES: dict[TimedRegion, Mode] = {
     TimedRegion.RELU_LINEAR: Mode.INFERENCE,
     TimedRegion.LN_LINEAR_ACT: Mode.TRAINING,

@@ -237,7 +237,8 @@ def environment(device: str) -> Environment:
     name = torch.cuda.get_device_name()
     capability = ".".join(map(str, torch.cuda.get_device_capability()))
     details = [f"{name} (compute capability {capability})", *_nvidia_smi()]
-    return Environment("cuda", name, "; ".join(versions), details)
+    library = "hipblaslt" if getattr(torch.version, "hip", None) else "cublas"
+    return Environment("cuda", name, "; ".join(versions), details, library)
 
 
 def _nvidia_smi() -> list[str]:

@@ -100,7 +100,25 @@ def cv_tables(bands: ErrorBands) -> dict[str, Table]:
             name="cv-by-size",
         ),
         "gpu_sizes": sized_table(bands),
+        "libraries": library_table(bands),
     }
+
+
+def library_table(bands: ErrorBands) -> Table:
+    """Both models' CV errors per kernel library, most points first: which library's
+    kernels the calibrated numbers were checked on, and how far the others fall."""
+    order = sorted(bands.libraries, key=lambda name: (-bands.library_points.get(name, 0), name))
+    rows = [
+        (
+            safe.code(name),
+            str(bands.library_points.get(name, 0)),
+            vr.percent(bands.libraries[name]),
+            vr.percent(bands.libraries_torchao.get(name, math.nan)),
+        )
+        for name in order
+    ]
+    header = ("kernel library", "points", "calibrated, CV", "torchao")
+    return Table(header, rows, ("---", "--:", "--:", "--:"), name="cv-by-library")
 
 
 def sized_table(bands: ErrorBands) -> Table:

@@ -15,15 +15,13 @@ from hypothesis import strategies as st
 from roofline import Support, classify
 from roofline.analysis.crossval import (
     MIN_HELD_OUT_SOURCE_SHARE,
-    bands_from,
     cross_validate,
     fold_for,
-    gpu_family_key,
-    gpu_of,
     source_key,
     sources,
     without_sets,
 )
+from roofline.analysis.cv_groups import bands_from, gpu_family_key, gpu_of
 from roofline.analysis.error_bands import (
     RowBasis,
     band_for,
@@ -423,7 +421,7 @@ def test_a_band_at_a_shape_is_the_cv_error_of_points_of_its_size():
 
 
 def test_the_stored_bands_hold_sizes_only_where_enough_points_were_scored(cv):
-    from roofline.analysis.crossval import by_group_and_size, size_of
+    from roofline.analysis.cv_groups import by_group_and_size, size_of
     from roofline.analysis.error_bands import MIN_BAND_POINTS
 
     counts: dict[tuple[str, str], int] = {}

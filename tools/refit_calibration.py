@@ -16,7 +16,8 @@ import re
 import sys
 from pathlib import Path
 
-from roofline.analysis.crossval import bands_from, cross_validate
+from roofline.analysis.crossval import cross_validate
+from roofline.analysis.cv_groups import bands_from
 from roofline.analysis.fit import fit, informing_sets
 from roofline.analysis.validation import ModelKind, ValidationReport, validate
 from roofline.calibration.data import load_calibration

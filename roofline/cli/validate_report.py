@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from roofline import units
-from roofline.analysis.crossval import CrossValidation, by_library, source_key
+from roofline.analysis.crossval import CrossValidation, source_key
+from roofline.analysis.cv_groups import by_library
 from roofline.analysis.validation import (
     ModelKind,
     PointResult,

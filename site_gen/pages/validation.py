@@ -72,6 +72,7 @@ class SetView:
     fusion: str
     region: str
     harness: str  # the timer and the L2 state, in words
+    library: str  # whose kernel the set times (KernelLibrary's value)
     side_kernels: list[str]  # kernels its timed call runs besides the model's, in words
     quantity: str
     terms: tuple[str, ...]
@@ -124,6 +125,7 @@ def _set_view(result: SetResult, site_specs: SpecDatabase) -> SetView:
         fusion="on" if mset.fusion else "off",
         region=harness.REGION_TEXT[mset.timed_region],
         harness=harness.harness_text(mset),
+        library=mset.library.value,
         side_kernels=harness.side_kernel_text(mset),
         quantity=quantity,
         terms=mset.terms,
